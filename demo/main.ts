@@ -1,0 +1,25 @@
+/**
+ * `deno task demo`: every lifeline capability end to end, in a temporary directory, narrated.
+ * Each step checks what it shows; the demo fails loudly if lifeline misbehaves.
+ *
+ * @module
+ */
+
+import { childEnv } from "../tests/helpers/lifeline.ts";
+import { demoHooks } from "./hooks.ts";
+import { say } from "./narrate.ts";
+
+const started = performance.now();
+const work = await Deno.makeTempDir({ prefix: "lifeline-demo-" });
+try {
+  const project = `${work}/project`;
+  const home = `${work}/home`;
+  await Deno.mkdir(project);
+  await Deno.mkdir(home);
+  const place = { project, home, env: childEnv({ HOME: home }) };
+  say(`lifeline demo: a scratch project in ${project}, with its own HOME`);
+  await demoHooks(place);
+  say("", `Demo finished in ${((performance.now() - started) / 1000).toFixed(1)} s.`);
+} finally {
+  await Deno.remove(work, { recursive: true });
+}

@@ -1,0 +1,94 @@
+import assert from "node:assert/strict";
+import { ConfigError, DEFAULT_CONFIG, loadConfig, parseConfigFile } from "../lib/config.ts";
+import { parseJsonText } from "../lib/json_text.ts";
+import { withTempDir } from "./helpers/temp.ts";
+
+Deno.test("defaults are the policy table of DESIGN §7", () => {
+  assert.equal(DEFAULT_CONFIG.mcp.baseSeconds, 1);
+  assert.equal(DEFAULT_CONFIG.mcp.maxAttempts, 5);
+  assert.equal(DEFAULT_CONFIG.mcp.jitter, 0.25);
+  assert.equal(DEFAULT_CONFIG.toolFallback.threshold, 2);
+  assert.equal(DEFAULT_CONFIG.modelFallback.threshold, 3);
+  assert.deepEqual(DEFAULT_CONFIG.modelFallback.ladder, ["haiku", "sonnet", "opus"]);
+  assert.equal(DEFAULT_CONFIG.retry.foregroundMax, 3);
+  assert.equal(DEFAULT_CONFIG.crash.loopStaleSeconds, 7200);
+  assert.equal(DEFAULT_CONFIG.crash.claimStaleMinutes, 15);
+  assert.equal(DEFAULT_CONFIG.stale.afterSeconds, 300);
+  assert.equal(DEFAULT_CONFIG.watch.intervalSeconds, 60);
+  assert.equal(DEFAULT_CONFIG.breaker.threshold, 3);
+  assert.equal(DEFAULT_CONFIG.breaker.rollbackAtCount, 2);
+});
+
+Deno.test("project config overrides user config, which overrides the defaults", async () => {
+  await withTempDir(async (dir) => {
+    const home = `${dir}/home`;
+    const root = `${dir}/project`;
+    await Deno.mkdir(`${home}/.config/lifeline`, { recursive: true });
+    await Deno.mkdir(`${root}/.lifeline`, { recursive: true });
+    await Deno.writeTextFile(
+      `${home}/.config/lifeline/config.json`,
+      JSON.stringify({
+        watch: { intervalSeconds: 30, resumeText: "go on" },
+        mcp: { maxAttempts: 4 },
+      }),
+    );
+    await Deno.writeTextFile(
+      `${root}/.lifeline/config.json`,
+      JSON.stringify({ watch: { intervalSeconds: 5 } }),
+    );
+    const config = await loadConfig({ HOME: home }, root);
+    assert.equal(config.watch.intervalSeconds, 5);
+    assert.equal(config.watch.resumeText, "go on");
+    assert.equal(config.mcp.maxAttempts, 4);
+    assert.equal(config.mcp.baseSeconds, 1);
+    assert.equal(DEFAULT_CONFIG.watch.intervalSeconds, 60, "defaults are not mutated");
+    assert.deepEqual(await loadConfig({ HOME: `${dir}/nobody` }), DEFAULT_CONFIG);
+  });
+});
+
+Deno.test("an invalid config names the file, the field and the reason", () => {
+  const cases: [string, string, string][] = [
+    [
+      '{"watch": {"intervallSeconds": 5}}',
+      "watch.intervallSeconds",
+      'unknown key "intervallSeconds"',
+    ],
+    ['{"watch": {"intervalSeconds": "5"}}', "watch.intervalSeconds", "expected number, got string"],
+    ['{"mcp": {"maxAttempts": 0}}', "mcp.maxAttempts", "must be at least 1"],
+    ['{"mcp": {"jitter": 2}}', "mcp.jitter", "must be at most 1"],
+    ['{"modelFallback": {"ladder": []}}', "modelFallback.ladder", "must have at least 1 entries"],
+    [
+      '{"modelFallback": {"ladder": ["a", 3]}}',
+      "modelFallback.ladder[1]",
+      "expected string, got number",
+    ],
+    ["[]", "(top level)", "expected object, got array"],
+  ];
+  for (const [text, field, reason] of cases) {
+    assert.throws(() => parseConfigFile("/c.json", text), (error: unknown) => {
+      assert.ok(error instanceof ConfigError);
+      assert.equal(error.file, "/c.json");
+      assert.equal(error.field, field, text);
+      assert.equal(error.reason, reason, text);
+      assert.equal(error.message, `Invalid config "/c.json": ${field}: ${reason}`);
+      return true;
+    });
+  }
+});
+
+Deno.test("a config that is not JSON names the line and column", () => {
+  assert.throws(() => parseConfigFile("/c.json", '{\n  "watch": {},\n}'), {
+    message:
+      'Invalid config "/c.json": line 3, column 1: not valid JSON (Expected double-quoted property name)',
+  });
+});
+
+Deno.test("parseJsonText gives a position for every syntax error, end of input included", () => {
+  const end = parseJsonText('{\n  "a": [1,');
+  assert.ok(!end.ok);
+  assert.deepEqual({ line: end.error.line, column: end.error.column }, { line: 2, column: 11 });
+  const mid = parseJsonText('{"a" 1}');
+  assert.ok(!mid.ok);
+  assert.deepEqual({ line: mid.error.line, column: mid.error.column }, { line: 1, column: 6 });
+  assert.deepEqual(parseJsonText("[1]"), { ok: true, value: [1] });
+});

@@ -1,0 +1,136 @@
+/**
+ * Runs the lifeline CLI as a child process, exactly as `deno task lifeline` does: the same entry
+ * point and the same permission flags (read from the task in deno.json, which the release build
+ * also uses).
+ *
+ * @module
+ */
+
+import manifest from "../../deno.json" with { type: "json" };
+
+/** The repository's root directory. */
+export const REPO_DIR = new URL("../../", import.meta.url).pathname.replace(/\/$/, "");
+
+/** The permission flags of the `lifeline` task (and of the compiled binary). */
+export function lifelinePermissionFlags(): string[] {
+  return manifest.tasks.lifeline.split(/\s+/).filter((word) => word.startsWith("--allow-"));
+}
+
+/** `deno run <flags> main.ts`: the command line that behaves like the binary. */
+export function lifelineCommand(): { program: string; args: string[] } {
+  return {
+    program: Deno.execPath(),
+    args: ["run", "--quiet", ...lifelinePermissionFlags(), `${REPO_DIR}/main.ts`],
+  };
+}
+
+let denoDir: string | undefined;
+
+/**
+ * The test runner's Deno cache directory. Children get it explicitly: they run with their own
+ * HOME, and without it each would transpile everything again into an empty cache.
+ */
+export function denoCacheDir(): string {
+  if (denoDir === undefined) {
+    const info = new Deno.Command(Deno.execPath(), { args: ["info", "--json"], stderr: "null" })
+      .outputSync();
+    denoDir = JSON.parse(new TextDecoder().decode(info.stdout)).denoDir as string;
+  }
+  return denoDir;
+}
+
+/** The environment every child gets, under `extra`. */
+export function childEnv(extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
+    DENO_DIR: denoCacheDir(),
+    NO_COLOR: "1",
+    ...extra,
+  };
+}
+
+/** What a run printed and returned. */
+export interface RunResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Options for {@linkcode runLifeline}. */
+export interface RunOptions {
+  /** Bytes or text for stdin; stdin is closed right after. */
+  stdin?: string | Uint8Array;
+  /** The whole environment of the child (nothing is inherited but PATH and, unless set, HOME). */
+  env?: Record<string, string>;
+  cwd?: string;
+  /** Kills the child and fails after this long. */
+  timeoutMs?: number;
+}
+
+/** Runs `lifeline <args>` and collects its output; fails if it outlives `timeoutMs`. */
+export async function runLifeline(
+  args: readonly string[],
+  { stdin, env = {}, cwd, timeoutMs = 30_000 }: RunOptions = {},
+): Promise<RunResult> {
+  const { program, args: base } = lifelineCommand();
+  const child = new Deno.Command(program, {
+    args: [...base, ...args],
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+    clearEnv: true,
+    env: childEnv(env),
+    ...(cwd ? { cwd } : {}),
+  }).spawn();
+  const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+  try {
+    const writer = child.stdin.getWriter();
+    try {
+      if (stdin !== undefined) {
+        await writer.write(typeof stdin === "string" ? new TextEncoder().encode(stdin) : stdin);
+      }
+      await writer.close();
+    } catch {
+      // The child may exit before reading everything (e.g. oversized input); that is its answer.
+    }
+    const result = await child.output();
+    if (result.signal === "SIGKILL") throw new Error(`lifeline ${args.join(" ")} timed out`);
+    const decoder = new TextDecoder();
+    return {
+      code: result.code,
+      stdout: decoder.decode(result.stdout),
+      stderr: decoder.decode(result.stderr),
+    };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The lines of lifeline's own log under an isolated HOME (see `ownLogPath`). */
+export async function ownLogLines(home: string): Promise<Record<string, unknown>[]> {
+  try {
+    const text = await Deno.readTextFile(`${home}/.local/state/lifeline/lifeline.log`);
+    return text.split("\n").filter((line) => line !== "").map((line) => JSON.parse(line));
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return [];
+    throw error;
+  }
+}
+
+/**
+ * Asserts a hook's stdout is what the client accepts: empty, or exactly one JSON object whose
+ * `hookSpecificOutput.hookEventName` is `event`. Returns the object (or null when empty).
+ */
+export function parseHookStdout(
+  stdout: string,
+  event: string,
+): { hookSpecificOutput: { hookEventName: string; additionalContext: string } } | null {
+  if (stdout === "") return null;
+  const lines = stdout.trimEnd().split("\n");
+  if (lines.length !== 1) throw new Error(`hook printed ${lines.length} lines: ${stdout}`);
+  const output = JSON.parse(lines[0]!);
+  if (output?.hookSpecificOutput?.hookEventName !== event) {
+    throw new Error(`hookEventName is not ${event}: ${stdout}`);
+  }
+  return output;
+}

@@ -1,0 +1,35 @@
+/**
+ * A separate process that exercises lib/store.ts, for the multi-process tests.
+ *
+ *   increment <file> <times>   locked read-modify-write of a JSON counter, <times> times
+ *   write-loop <file>          atomic writes of ever-larger JSON documents until killed
+ *
+ * @module
+ */
+
+import { jsonCodec, updateState, writeFileAtomic } from "../../lib/store.ts";
+
+const counterCodec = jsonCodec((value) => {
+  const count = (value as { count?: unknown }).count;
+  if (typeof count !== "number") throw new Error("not a counter");
+  return { count };
+});
+
+const [mode, file, arg] = Deno.args;
+if (mode === "increment") {
+  for (let i = 0; i < Number(arg); i++) {
+    await updateState(file!, counterCodec, (current) => ({ count: (current?.count ?? 0) + 1 }), {
+      waitMs: 60_000,
+      now: Date.now(),
+    });
+  }
+} else if (mode === "write-loop") {
+  Deno.stdout.writeSync(new TextEncoder().encode("ready\n"));
+  for (let seq = 0;; seq++) {
+    // Large enough that a write takes several syscalls, so a kill lands in the middle of one.
+    const document = { seq, filler: "x".repeat(200_000 + (seq % 7) * 10_000) };
+    await writeFileAtomic(file!, JSON.stringify(document));
+  }
+} else {
+  throw new Error(`unknown mode ${mode}`);
+}

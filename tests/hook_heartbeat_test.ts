@@ -1,0 +1,103 @@
+import assert from "node:assert/strict";
+import { hookInput } from "./helpers/fixtures.ts";
+import { ownLogLines, runLifeline } from "./helpers/lifeline.ts";
+import { listDir, withTempDir } from "./helpers/temp.ts";
+
+async function heartbeat(dir: string, input: Record<string, unknown>, env = {}) {
+  return await runLifeline(["hook", "heartbeat"], {
+    stdin: JSON.stringify({ ...input, cwd: `${dir}/project` }),
+    env: { HOME: `${dir}/home`, ...env },
+  });
+}
+
+Deno.test("hook heartbeat writes epoch seconds and the session registry, and prints nothing", async () => {
+  await withTempDir(async (dir) => {
+    const input = await hookInput("hh-tool-ok", "PostToolUse");
+    const before = Math.floor(Date.now() / 1000);
+    const result = await heartbeat(dir, input, {
+      TMUX_PANE: "%7",
+      TMUX: "/tmp/tmux-1000/work,4242,0",
+    });
+    const after = Math.ceil(Date.now() / 1000);
+    assert.equal(result.code, 0);
+    assert.equal(result.stdout, "");
+    const sessionDir = `${dir}/project/sessions/${input.session_id}`;
+    const beat = await Deno.readTextFile(`${sessionDir}/heartbeat`);
+    assert.match(beat, /^\d+\n$/);
+    assert.ok(Number(beat) >= before && Number(beat) <= after);
+
+    const record = JSON.parse(await Deno.readTextFile(`${sessionDir}/session.json`));
+    assert.equal(record.session_id, input.session_id);
+    assert.equal(record.root, `${dir}/project`);
+    assert.equal(record.cwd, `${dir}/project`);
+    assert.equal(record.transcript_path, input.transcript_path);
+    assert.equal(record.tmux_pane, "%7");
+    assert.equal(record.tmux_socket, "/tmp/tmux-1000/work");
+    assert.equal(record.last_event, "PostToolUse");
+    assert.equal(record.first_seen, record.last_seen);
+    assert.equal(typeof record.agent_pid, "number");
+    if (Deno.build.os !== "windows") {
+      // This test process runs the hook, so it is the agent.
+      assert.equal(record.agent_pid, Deno.pid);
+      assert.equal(record.agent_command, "deno");
+      assert.match(record.agent_started, /\d{4}$/);
+    }
+  });
+});
+
+Deno.test("a later heartbeat keeps first_seen and updates the rest", async () => {
+  await withTempDir(async (dir) => {
+    const input = await hookInput("hh-tool-ok", "PostToolUse");
+    await heartbeat(dir, input);
+    const path = `${dir}/project/sessions/${input.session_id}/session.json`;
+    const first = JSON.parse(await Deno.readTextFile(path));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    await heartbeat(dir, { ...input, hook_event_name: "PostToolUseFailure", error: "x" });
+    const second = JSON.parse(await Deno.readTextFile(path));
+    assert.equal(second.first_seen, first.first_seen);
+    assert.ok(second.last_seen > first.last_seen);
+    assert.equal(second.last_event, "PostToolUseFailure");
+    assert.equal(second.tmux_pane, null);
+  });
+});
+
+Deno.test("50 concurrent heartbeats of one session leave parseable files", async () => {
+  await withTempDir(async (dir) => {
+    const input = await hookInput("hh-tool-ok", "PostToolUse");
+    const results = await Promise.all(Array.from({ length: 50 }, () => heartbeat(dir, input)));
+    for (const result of results) {
+      assert.equal(result.code, 0);
+      assert.equal(result.stdout, "");
+    }
+    const sessionDir = `${dir}/project/sessions/${input.session_id}`;
+    assert.match(await Deno.readTextFile(`${sessionDir}/heartbeat`), /^\d+\n$/);
+    const record = JSON.parse(await Deno.readTextFile(`${sessionDir}/session.json`));
+    assert.equal(record.session_id, input.session_id);
+    const names = await listDir(sessionDir);
+    assert.deepEqual(
+      names,
+      ["heartbeat", "session.json", "session.json.lock"],
+      "no temp file left",
+    );
+    // Heartbeats that found session.json busy skipped it (background hooks never wait) and said so.
+    for (const line of await ownLogLines(`${dir}/home`)) {
+      assert.match(String(line.message), /session\.json is busy/);
+    }
+  });
+});
+
+Deno.test("a path-traversal session id writes nothing anywhere, exits 0 and logs", async () => {
+  await withTempDir(async (dir) => {
+    const input = await hookInput("hh-tool-ok", "PostToolUse");
+    for (const id of ["../../escaped", "a/b", "", ".."]) {
+      const result = await heartbeat(dir, { ...input, session_id: id });
+      assert.equal(result.code, 0);
+      assert.equal(result.stdout, "");
+    }
+    const top = await listDir(dir);
+    assert.deepEqual(top, ["home"], "only lifeline's own log was written");
+    const log = await ownLogLines(`${dir}/home`);
+    assert.equal(log.length, 4);
+    assert.match(String(log[0]!.message), /Invalid session id "..\/..\/escaped"/);
+  });
+});
