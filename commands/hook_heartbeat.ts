@@ -49,7 +49,7 @@ async function findAgent(
 /** Records the sighting; says nothing to the model. */
 export async function handle({ input, root, ctx, lockWaitMs }: HookRequest): Promise<null> {
   try {
-    await record({ input, root, ctx, lockWaitMs });
+    await record({ input, root, ctx, waitMs: await lockWaitMs() });
   } catch (error) {
     if (!(error instanceof LockTimeoutError)) throw error;
     // The heartbeat file is written; another heartbeat holds session.json and is recording the
@@ -65,7 +65,7 @@ export async function handle({ input, root, ctx, lockWaitMs }: HookRequest): Pro
 }
 
 async function record(
-  { input, root, ctx, lockWaitMs }: Pick<HookRequest, "input" | "root" | "ctx" | "lockWaitMs">,
+  { input, root, ctx, waitMs }: Pick<HookRequest, "input" | "root" | "ctx"> & { waitMs: number },
 ): Promise<void> {
   await recordSighting({
     sessionId: input.session_id,
@@ -78,7 +78,7 @@ async function record(
     // Without ps (Windows, minimal containers) the parent pid is still worth recording.
     findAgent: async (known) =>
       await findAgent(known, ctx.ppid) ?? { pid: ctx.ppid, command: "", started: "" },
-  }, { now: ctx.now(), waitMs: lockWaitMs });
+  }, { now: ctx.now(), waitMs });
 }
 
 export function run(ctx: Context): Promise<number> {

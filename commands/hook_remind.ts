@@ -15,9 +15,9 @@ import {
   runHook,
 } from "../lib/hook_io.ts";
 import { readKillSwitch } from "../lib/kill_switch.ts";
-import { renderAdvice, takeAdvice } from "../lib/outbox.ts";
 import { logToOwnLog } from "../lib/own_log.ts";
 import { killSwitchPath } from "../lib/paths.ts";
+import { adviceBlock, gatherAdvice } from "../lib/pending_advice.ts";
 
 export const help = `Usage: lifeline hook remind [--root DIR] [--background]
 
@@ -42,17 +42,17 @@ export const REMINDER = `[SELF-HEAL] Tool-call rules for this session:
 
 /** Reminds, unless the kill switch is off; delivers pending advice. */
 export async function handle(request: HookRequest): Promise<HookOutput | null> {
-  const { input, root, ctx, lockWaitMs } = request;
+  const { input, root, ctx } = request;
   const killSwitch = await readKillSwitch(killSwitchPath(ctx.env));
   if (killSwitch.state === "off") return null;
   let advice = "";
   try {
-    advice = renderAdvice(await takeAdvice(root, input.session_id, { waitMs: lockWaitMs }));
+    advice = adviceBlock(await gatherAdvice(request));
   } catch (error) {
-    // The reminder still goes out; the advice stays in the outbox for the next hook.
+    // The reminder still goes out; the advice stays where it is for the next hook.
     await logToOwnLog(ctx.env, {
       command: "hook remind",
-      message: "could not take the outbox",
+      message: "could not gather pending advice",
       error,
       session: input.session_id,
       root,

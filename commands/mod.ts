@@ -25,6 +25,16 @@ export interface CommandEntry {
 /** Every command, in the order `lifeline --help` lists them. */
 export const COMMANDS: readonly CommandEntry[] = [
   {
+    name: "hook crash",
+    summary: "SessionStart hook: repairs state a crashed session left, and says what it found",
+    load: () => import("./hook_crash.ts"),
+  },
+  {
+    name: "hook track",
+    summary: "Tool and API failure hook: MCP backoff, tool fallback, model fallback advice",
+    load: () => import("./hook_track.ts"),
+  },
+  {
     name: "hook remind",
     summary: "UserPromptSubmit hook: self-heal reminder, plus pending lifeline advice",
     load: () => import("./hook_remind.ts"),

@@ -302,11 +302,15 @@ export interface HookRequest {
   input: HookInput;
   /** The project root (see `resolveHookRoot`). */
   root: string;
-  config: Config;
   flags: HookFlags;
   ctx: Context;
+  /**
+   * The configuration, read on first call. Files that do not load are logged and replaced by the
+   * defaults (hooks fail open). Hooks that need no setting never read the files.
+   */
+  config(): Promise<Config>;
   /** How long to wait for a state lock: 0 in the background, the configured wait otherwise. */
-  lockWaitMs: number;
+  lockWaitMs(): Promise<number>;
 }
 
 /** A hook's logic: returns what to tell the model, or null. May throw; the wrapper fails open. */
@@ -337,16 +341,15 @@ async function parseHookFlags(args: readonly string[]): Promise<HookFlags> {
 export interface HookOptions {
   /**
    * Background hooks (heartbeat: meant for `"async": true`) always behave as with
-   * `--background`: they never wait for a lock, and they skip reading config files, whose only
-   * setting for them is that wait.
+   * `--background`: they never wait for a lock or retry (DESIGN §5, anti-stampede).
    */
   background?: boolean;
 }
 
 /**
- * Runs a hook fail-open: reads and validates stdin, resolves the root and config, calls `handle`,
- * prints its output. Bad flags are a usage error (exit 64, the client shows it and goes on);
- * everything else that goes wrong exits 0 with nothing on stdout and one line in the own log.
+ * Runs a hook fail-open: reads and validates stdin, resolves the root, calls `handle`, prints its
+ * output. Bad flags are a usage error (exit 64, the client shows it and goes on); everything else
+ * that goes wrong exits 0 with nothing on stdout and one line in the own log.
  */
 export async function runHook(
   ctx: Context,
@@ -362,20 +365,20 @@ export async function runHook(
     const input = parseHookInput(await readStdinText(ctx.stdin));
     session = validateName("session id", input.session_id);
     root = resolveHookRoot({ flag: flags.root, env: ctx.env, inputCwd: input.cwd, cwd: ctx.cwd });
-    const config = background ? DEFAULT_CONFIG : await loadConfig(ctx.env, root).catch(
-      async (error) => {
+    const where = { session, root };
+    const config = lazy(() =>
+      loadConfig(ctx.env, where.root).catch(async (error) => {
         await logToOwnLog(ctx.env, {
           command: `hook ${name}`,
           message: "invalid config, using defaults",
           error,
-          session: session!,
-          root: root!,
+          ...where,
         });
         return DEFAULT_CONFIG;
-      },
+      })
     );
-    const lockWaitMs = flags.background ? 0 : config.hooks.lockWaitMs;
-    const output = await handle({ input, root, config, flags, ctx, lockWaitMs });
+    const lockWaitMs = async () => flags.background ? 0 : (await config()).hooks.lockWaitMs;
+    const output = await handle({ input, root, flags, ctx, config, lockWaitMs });
     if (output) ctx.out.json(output);
   } catch (error) {
     await logToOwnLog(ctx.env, {

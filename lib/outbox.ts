@@ -12,7 +12,7 @@
 import * as z from "zod";
 import { lazy } from "./lazy.ts";
 import { sessionPaths } from "./paths.ts";
-import { appendJsonLine, readJsonLines, withLock } from "./store.ts";
+import { appendJsonLine, pathExists, readJsonLines, withLock } from "./store.ts";
 
 /** One piece of advice for the agent. */
 export const adviceSchema = lazy(() =>
@@ -63,12 +63,7 @@ export async function takeAdvice(
   { waitMs }: { waitMs: number },
 ): Promise<Advice[]> {
   const path = sessionPaths(root, sessionId).outbox;
-  try {
-    await Deno.lstat(path); // the common case: nothing pending, and no lock needed to see it
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return [];
-    throw error;
-  }
+  if (!await pathExists(path)) return []; // the common case, and no lock needed to see it
   return await withLock(path, async () => {
     const advice = await peekAdvice(root, sessionId);
     await Deno.remove(path).catch((error) => {

@@ -110,6 +110,8 @@ export function sessionPaths(root: string, sessionId: string) {
     session: joinPath(dir, "session.json"),
     status: joinPath(dir, "status"),
     outbox: joinPath(dir, "outbox.jsonl"),
+    /** Turn events (StopFailure) waiting to be folded into the failure tracker. */
+    events: joinPath(dir, "events.jsonl"),
     failureTracker: joinPath(dir, "failure-tracker.json"),
     handoffs,
     scavenged: joinPath(handoffs, "scavenged.md"),

@@ -76,6 +76,17 @@ async function openCreatingDirs(path: string, options: Deno.OpenOptions): Promis
   }
 }
 
+/** True when `path` exists (a symlink counts as itself). Other errors are thrown. */
+export async function pathExists(path: string): Promise<boolean> {
+  try {
+    await Deno.lstat(path);
+    return true;
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return false;
+    throw error;
+  }
+}
+
 /** Writes `data` to `path` atomically: temp file, fsync, rename. Creates parent directories. */
 export async function writeFileAtomic(path: string, data: string | Uint8Array): Promise<void> {
   const temp = joinPath(
@@ -294,8 +305,9 @@ export async function* readJsonLines(
   }
 }
 
-/** A one-line description of an error for logs and messages. */
+/** A one-line description of an error for logs and messages (whitespace collapsed, bounded). */
 export function describeError(error: unknown): string {
-  if (error instanceof Error) return error.message.split("\n", 1)[0] ?? error.name;
-  return String(error);
+  const text = error instanceof Error ? error.message || error.name : String(error);
+  const line = text.replace(/\s+/g, " ").trim();
+  return line.length > 300 ? line.slice(0, 300) + "…" : line;
 }

@@ -10,6 +10,8 @@ import { withTempDir } from "./helpers/temp.ts";
 const HOOKS: { name: string; scenario: string; event: string }[] = [
   { name: "remind", scenario: "hh-text", event: "UserPromptSubmit" },
   { name: "heartbeat", scenario: "hh-tool-ok", event: "PostToolUse" },
+  { name: "track", scenario: "hh-tool-fail", event: "PostToolUseFailure" },
+  { name: "crash", scenario: "hh-text", event: "SessionStart" },
 ];
 
 function malformedInputs(valid: Record<string, unknown>): [string, string | Uint8Array][] {
@@ -62,6 +64,7 @@ for (const hook of HOOKS) {
       });
       assert.equal(result.code, 0);
       if (hook.name === "remind") assert.ok(parseHookStdout(result.stdout, hook.event));
+      else assert.equal(result.stdout, "");
       assert.deepEqual(await ownLogLines(`${dir}/home`), []);
     });
   });
@@ -107,14 +110,13 @@ for (const hook of HOOKS) {
       });
       assert.equal(result.code, 0);
       assert.equal(result.stderr, "");
-      if (hook.name === "heartbeat") {
-        assert.equal(result.stdout, "");
-        assert.equal((await ownLogLines(`${dir}/home`)).length, 1);
-      } else {
+      if (hook.name === "remind") {
         // The reminder needs no state; the outbox it could not check is logged.
         assert.ok(parseHookStdout(result.stdout, hook.event));
-        assert.equal((await ownLogLines(`${dir}/home`)).length, 1);
+      } else {
+        assert.equal(result.stdout, "");
       }
+      assert.equal((await ownLogLines(`${dir}/home`)).length, 1);
     });
   });
 }
