@@ -1,7 +1,7 @@
 /**
  * `deno task bench`: lifeline's benchmarks, reported as ratios measured in the same run.
  *
- * Usage: deno task bench [--rounds N] [--json]
+ * Usage: deno task bench [--rounds N] [--only hooks,watch] [--json]
  *
  * @module
  */
@@ -10,21 +10,38 @@ import { parseArgs } from "node:util";
 import { hookInput, transcriptPath } from "../tests/helpers/fixtures.ts";
 import { childEnv } from "../tests/helpers/lifeline.ts";
 import { type LatencyResult, measureHookLatency } from "./hook_latency.ts";
+import { measureWatchCost, type WatchCost } from "./watch_cost.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
-  options: { rounds: { type: "string", default: "30" }, json: { type: "boolean" } },
+  options: {
+    rounds: { type: "string", default: "30" },
+    json: { type: "boolean" },
+    only: { type: "string" },
+  },
 });
 const rounds = Number(values.rounds);
+const wanted = (name: string) => values.only === undefined || values.only.split(",").includes(name);
+const results: Record<string, unknown> = { rounds };
 
 const work = await Deno.makeTempDir({ prefix: "lifeline-bench-" });
 try {
-  const project = `${work}/project`;
-  await Deno.mkdir(project);
-  const env = childEnv({ HOME: `${work}/home` });
-  const withCwd = (input: Record<string, unknown>) => JSON.stringify({ ...input, cwd: project });
+  if (wanted("hooks")) results.hooks = await benchHooks(`${work}/hooks`);
+  if (wanted("watch")) results.watch = await benchWatch(`${work}/watch`);
+  if (values.json) say(JSON.stringify(results));
+} finally {
+  await Deno.remove(work, { recursive: true });
+}
 
-  const failure = await hookInput("hh-tool-fail", "PostToolUseFailure");
+function say(text: string): void {
+  Deno.stdout.writeSync(new TextEncoder().encode(text + "\n"));
+}
+
+async function benchHooks(dir: string): Promise<LatencyResult[]> {
+  const project = `${dir}/project`;
+  await Deno.mkdir(project, { recursive: true });
+  const env = childEnv({ HOME: `${dir}/home` });
+  const withCwd = (input: Record<string, unknown>) => JSON.stringify({ ...input, cwd: project });
   const hooks = await measureHookLatency([
     {
       name: "hook heartbeat (PostToolUse)",
@@ -44,8 +61,8 @@ try {
     {
       name: "hook track (PostToolUseFailure)",
       args: ["hook", "track"],
-      // A session per run would be closer to life but grows state; the count just climbs.
-      stdin: withCwd(failure),
+      // One session's count just climbs; the advice is given once, at the crossing.
+      stdin: withCwd(await hookInput("hh-tool-fail", "PostToolUseFailure")),
     },
     {
       name: "hook crash (SessionStart, 200 sessions)",
@@ -53,15 +70,30 @@ try {
       stdin: withCwd(await hookInput("hh-text", "SessionStart")),
       prepare: () => populateSessions(project, 200),
     },
-  ], { rounds, env, cwd: work });
-
-  if (values.json) {
-    Deno.stdout.writeSync(new TextEncoder().encode(JSON.stringify({ rounds, hooks }) + "\n"));
-  } else {
+  ], { rounds, env, cwd: dir });
+  if (!values.json) {
     report(`Hook latency, ${rounds} interleaved rounds (median, p90, ratio to floor)`, hooks);
   }
-} finally {
-  await Deno.remove(work, { recursive: true });
+  return hooks;
+}
+
+async function benchWatch(dir: string): Promise<WatchCost> {
+  await Deno.mkdir(dir, { recursive: true });
+  const cost = await measureWatchCost(dir, { panes: 20, idleSeconds: 60 });
+  if (!values.json) {
+    say(`tmux watcher, ${cost.panes} agent panes`);
+    say(
+      `  watch tmux --once: ${cost.onceWithPanesMs.toFixed(0)} ms with the panes, ${
+        cost.onceWithoutMs.toFixed(0)
+      } ms without: ${cost.perPaneMs.toFixed(1)} ms per pane and scan`,
+    );
+    say(
+      `  idle watcher CPU over ${cost.idleSeconds} s: ${cost.idleCpuMs} ms (${
+        cost.idleCpuPercent.toFixed(3)
+      }% of one core)`,
+    );
+  }
+  return cost;
 }
 
 /**
@@ -97,5 +129,5 @@ function report(title: string, rows: LatencyResult[]): void {
       } ms  ${r.ratio.toFixed(2)}x`
     ),
   ];
-  Deno.stdout.writeSync(new TextEncoder().encode(lines.join("\n") + "\n"));
+  say(lines.join("\n"));
 }

@@ -45,6 +45,11 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: () => import("./hook_heartbeat.ts"),
   },
   {
+    name: "watch tmux",
+    summary: "Resume agents in tmux after a rate limit resets; never type into a prompt",
+    load: () => import("./watch_tmux.ts"),
+  },
+  {
     name: "selfheal",
     summary: "Turn the self-heal reminder on or off (the kill switch), or show its state",
     load: () => import("./selfheal.ts"),

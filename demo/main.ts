@@ -8,6 +8,7 @@
 import { childEnv } from "../tests/helpers/lifeline.ts";
 import { demoHooks } from "./hooks.ts";
 import { say } from "./narrate.ts";
+import { demoWatch } from "./watch.ts";
 
 const started = performance.now();
 const work = await Deno.makeTempDir({ prefix: "lifeline-demo-" });
@@ -19,6 +20,8 @@ try {
   const place = { project, home, env: childEnv({ HOME: home }) };
   say(`lifeline demo: a scratch project in ${project}, with its own HOME`);
   await demoHooks(place);
+  await Deno.mkdir(`${work}/tmux`);
+  await demoWatch(place, `${work}/tmux`);
   say("", `Demo finished in ${((performance.now() - started) / 1000).toFixed(1)} s.`);
 } finally {
   await Deno.remove(work, { recursive: true });

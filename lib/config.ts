@@ -15,7 +15,7 @@ import { projectPaths, userConfigPath } from "./paths.ts";
 export const DEFAULT_CONFIG = {
   hooks: {
     /** How long a foreground hook waits for a state lock before skipping (fail open). */
-    lockWaitMs: 2000,
+    lockWaitMs: 5000,
   },
   mcp: {
     /** Backoff base: attempt n waits `baseSeconds * 2^(n-1)`: 1, 2, 4, 8, 16 s. */
@@ -65,6 +65,10 @@ export const DEFAULT_CONFIG = {
     maxAttempts: 3,
     /** Backoff for a final transient API error on an idle prompt. */
     transientBackoffSeconds: 120,
+    /** How long after typing to look again and judge whether the resume worked. */
+    verifyDelaySeconds: 5,
+    /** The pause between the resume text and its Enter, so Enter is not part of a paste. */
+    keyDelayMs: 300,
   },
   breaker: {
     /** Failures of one task or skill that open its circuit breaker. */
@@ -119,6 +123,8 @@ export const configFileSchema = lazy(() => {
       resumeText: z.optional(z.string().check(z.minLength(1))),
       maxAttempts: z.optional(count()),
       transientBackoffSeconds: z.optional(seconds()),
+      verifyDelaySeconds: z.optional(seconds()),
+      keyDelayMs: z.optional(z.int().check(z.minimum(0))),
     })),
     breaker: z.optional(z.strictObject({
       threshold: z.optional(count()),

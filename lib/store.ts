@@ -311,3 +311,40 @@ export function describeError(error: unknown): string {
   const line = text.replace(/\s+/g, " ").trim();
   return line.length > 300 ? line.slice(0, 300) + "…" : line;
 }
+
+/** A lock held for a process's whole life (single-instance watchers and daemons). */
+export interface InstanceLock {
+  release(): Promise<void>;
+}
+
+/**
+ * Takes `<path>.lock` for as long as the process runs, or reports who holds it. The kernel drops
+ * the lock when its holder dies, even by `kill -9`, so the next start takes over at once. The pid
+ * file beside it is information for people and error messages, never the lock itself.
+ */
+export async function acquireInstanceLock(
+  path: string,
+  pid: number,
+): Promise<{ lock: InstanceLock } | { heldBy: number | null }> {
+  const file = await openCreatingDirs(`${path}.lock`, { read: true, write: true, create: true });
+  if (!(await file.tryLock(true))) {
+    file.close();
+    let holder: number | null = null;
+    try {
+      holder = numberCodec.parse(await Deno.readTextFile(`${path}.pid`));
+    } catch {
+      // No pid file yet: the holder is starting up.
+    }
+    return { heldBy: holder };
+  }
+  await writeFileAtomic(`${path}.pid`, numberCodec.format(pid));
+  return {
+    lock: {
+      async release() {
+        await Deno.remove(`${path}.pid`).catch(() => {});
+        await file.unlock().catch(() => {});
+        file.close();
+      },
+    },
+  };
+}

@@ -366,6 +366,13 @@ Deno.test("a StopFailure the client killed is still counted, from the transcript
 Deno.test("100 concurrent failures of one tool end at exactly 100, with one advice", async () => {
   await withTempDir(async (dir) => {
     const fail = await failure();
+    // The claim is exactness under contention; a machine loaded by the rest of the suite may
+    // need more than the default wait, after which a hook would skip (fail open) by design.
+    await Deno.mkdir(`${dir}/project/.lifeline`, { recursive: true });
+    await Deno.writeTextFile(
+      `${dir}/project/.lifeline/config.json`,
+      JSON.stringify({ hooks: { lockWaitMs: 60_000 } }),
+    );
     const results = await Promise.all(
       Array.from({ length: 100 }, () =>
         runLifeline(["hook", "track"], {

@@ -134,3 +134,20 @@ export function parseHookStdout(
   }
   return output;
 }
+
+/** Starts `lifeline <args>` in the background, stdout piped, stderr piped. */
+export function spawnLifeline(
+  args: readonly string[],
+  { env = {}, cwd }: { env?: Record<string, string>; cwd?: string } = {},
+): Deno.ChildProcess {
+  const { program, args: base } = lifelineCommand();
+  return new Deno.Command(program, {
+    args: [...base, ...args],
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+    clearEnv: true,
+    env: childEnv(env),
+    ...(cwd ? { cwd } : {}),
+  }).spawn();
+}

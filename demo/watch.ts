@@ -1,0 +1,83 @@
+/**
+ * Demo: the tmux watcher on a private tmux server. One pane hits a limit that resets in ~10 s and
+ * is resumed; another is about to be resumed when a destructive prompt appears, and is refused.
+ *
+ * @module
+ */
+
+import { spawnLifeline } from "../tests/helpers/lifeline.ts";
+import { agentScreen, dialogScreen } from "../tests/helpers/screens.ts";
+import { withTmux } from "../tests/helpers/tmux_harness.ts";
+import type { DemoPlace } from "./hooks.ts";
+import { expect, heading, say, show, step } from "./narrate.ts";
+
+/** Runs the watcher against two fake agents and narrates what it did. */
+export async function demoWatch({ project, home }: DemoPlace, scratch: string): Promise<void> {
+  heading("watch tmux: resume after the real reset, never into a prompt");
+  await Deno.mkdir(`${project}/.lifeline`, { recursive: true });
+  await Deno.writeTextFile(
+    `${project}/.lifeline/config.json`,
+    JSON.stringify({ watch: { resumeMarginSeconds: 1, staggerSeconds: 0, verifyDelaySeconds: 2 } }),
+  );
+  await withTmux(scratch, async (tmux) => {
+    const reset = Math.floor(Date.now() / 1000) + 10;
+    const banner = agentScreen({
+      conversation: [
+        "❯ refactor the auth module",
+        "● Working on it.",
+        `  ⎿  Claude AI usage limit reached|${reset}`,
+      ],
+    });
+    const working = agentScreen({
+      conversation: ["❯ continue", "✻ Picking up the refactor… (2s · esc to interrupt)"],
+      footer: ["  esc to interrupt"],
+    });
+    step(`Two fake agents ("claude") on a private tmux server; both hit a limit resetting in 10 s`);
+    const first = await tmux.addAgent(banner, { afterEnter: working });
+    const second = await tmux.addAgent(banner);
+    show((await tmux.capture(first)).split("\n").filter((l) => l.trim()).slice(0, 3).join("\n"));
+
+    step("lifeline watch tmux --socket <private> --interval 2   (its output:)");
+    const watcher = spawnLifeline(
+      ["watch", "tmux", "--socket", tmux.socket, "--interval", "2", "--root", project],
+      { env: { HOME: home } },
+    );
+    const lines: string[] = [];
+    const reading = (async () => {
+      const decoder = new TextDecoder();
+      for await (const chunk of watcher.stdout) {
+        for (const line of decoder.decode(chunk).split("\n").filter(Boolean)) {
+          lines.push(line);
+          show(line.replace(/^\S+ /, ""), "  │ ");
+        }
+      }
+    })();
+    // While the watcher checks that the first resume worked, the second pane's screen turns into
+    // a risky prompt: its last look before typing must catch it.
+    while ((await tmux.received(first)).length < 2) await new Promise((r) => setTimeout(r, 50));
+    await tmux.setScreen(
+      second,
+      dialogScreen(["❯ clean up"], [
+        " Bash command",
+        " git push --force origin main",
+        " Do you want to proceed?",
+        " ❯ 1. Yes",
+        "   2. No",
+      ]),
+    );
+    const deadline = Date.now() + 20_000;
+    while (!lines.some((l) => / refuse /.test(l)) && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    watcher.kill("SIGTERM");
+    await watcher.status;
+    await reading;
+    await watcher.stderr.cancel();
+    const typedFirst = (await tmux.received(first)).map((r) => JSON.stringify(r.text));
+    const typedSecond = (await tmux.received(second)).map((r) => JSON.stringify(r.text));
+    say(`  The first agent received: ${typedFirst.join(", ")} (two separate writes)`);
+    say(`  The second agent received: ${typedSecond.length ? typedSecond.join(", ") : "nothing"}`);
+    expect(typedFirst.join() === '"continue","\\r"', "the first pane is resumed once");
+    expect(typedSecond.length === 0, "the prompt is never typed into");
+  });
+}

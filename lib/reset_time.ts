@@ -1,0 +1,173 @@
+/**
+ * Reset times in limit banners (reference §4a): `3pm`, `3:30pm`, `12:50am`, `Nov 20, 3pm`, each
+ * with or without `(IANA/Zone)`, and the old raw `…|1750708800`. A wall time is read in the
+ * banner's zone (the local zone when it names none) and anchored to when the banner was first
+ * seen, which fixes what other resumers got wrong (reference §8): the midnight rollover, zones
+ * ahead of UTC, the ignored zone, and daylight-saving days.
+ *
+ * @module
+ */
+
+const MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"];
+
+/** A reset as the banner wrote it. */
+export type ResetPhrase =
+  | { kind: "epoch"; ms: number }
+  | {
+    kind: "wall";
+    hour: number;
+    minute: number;
+    /** 1-12, with `day`, when the banner gave a date (resets more than 24 h away). */
+    month?: number;
+    day?: number;
+    year?: number;
+    zone?: string;
+  };
+
+const WALL = new RegExp(
+  String.raw`(?:\b(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+(\d{1,2}),?\s+` +
+    String.raw`(?:(\d{4}),?\s+)?(?:at\s+)?)?\b(\d{1,2})(?::(\d{2}))?\s*([ap])\.?m\.?\b` +
+    String.raw`(?:\s*\(([A-Za-z]+(?:[/_+-][A-Za-z0-9]+)*)\))?`,
+  "i",
+);
+
+/** Finds the reset in a banner line, or null when there is none it can read. */
+export function parseResetPhrase(text: string): ResetPhrase | null {
+  const epoch = /\|(\d{10,13})\b/.exec(text);
+  if (epoch) {
+    const n = Number(epoch[1]);
+    return { kind: "epoch", ms: n < 1e12 ? n * 1000 : n };
+  }
+  const match = WALL.exec(text);
+  if (!match) return null;
+  const [, monthName, day, year, hour12, minute, half, zone] = match;
+  const hour = Number(hour12);
+  const minutes = minute === undefined ? 0 : Number(minute);
+  if (hour < 1 || hour > 12 || minutes > 59) return null;
+  const phrase: ResetPhrase = {
+    kind: "wall",
+    hour: (hour % 12) + (half!.toLowerCase() === "p" ? 12 : 0),
+    minute: minutes,
+  };
+  if (monthName && day) {
+    phrase.month = MONTHS.indexOf(monthName.toLowerCase()) + 1;
+    phrase.day = Number(day);
+    if (year) phrase.year = Number(year);
+  }
+  if (zone) phrase.zone = zone;
+  return phrase;
+}
+
+const formatters = new Map<string, Intl.DateTimeFormat>();
+
+/** True when `zone` is an IANA zone this runtime knows. */
+export function isKnownZone(zone: string): boolean {
+  try {
+    formatter(zone);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function formatter(zone: string): Intl.DateTimeFormat {
+  let f = formatters.get(zone);
+  if (!f) {
+    f = new Intl.DateTimeFormat("en-US", {
+      timeZone: zone,
+      hourCycle: "h23",
+      year: "numeric",
+      month: "numeric",
+      day: "numeric",
+      hour: "numeric",
+      minute: "numeric",
+      second: "numeric",
+    });
+    formatters.set(zone, f);
+  }
+  return f;
+}
+
+/** The wall clock of `utcMs` in `zone`. */
+export function wallClock(utcMs: number, zone: string) {
+  const parts: Record<string, number> = {};
+  for (const part of formatter(zone).formatToParts(utcMs)) {
+    if (part.type !== "literal") parts[part.type] = Number(part.value);
+  }
+  return {
+    year: parts.year!,
+    month: parts.month!,
+    day: parts.day!,
+    hour: parts.hour! % 24,
+    minute: parts.minute!,
+    second: parts.second!,
+  };
+}
+
+/** The zone's offset from UTC at `utcMs`, in milliseconds (east positive). */
+function offsetMs(utcMs: number, zone: string): number {
+  const w = wallClock(utcMs, zone);
+  const asUtc = Date.UTC(w.year, w.month - 1, w.day, w.hour, w.minute, w.second);
+  return asUtc - Math.floor(utcMs / 1000) * 1000;
+}
+
+/**
+ * The UTC instant of a wall time in `zone`. The offset is the one in force at that instant, so
+ * 3pm is right on either side of a daylight-saving change. A repeated time (the hour the clock
+ * falls back) is its first occurrence; a skipped time moves forward with the clock.
+ */
+export function zonedToUtc(
+  wall: { year: number; month: number; day: number; hour: number; minute: number },
+  zone: string,
+): number {
+  const asUtc = Date.UTC(wall.year, wall.month - 1, wall.day, wall.hour, wall.minute);
+  const first = asUtc - offsetMs(asUtc, zone);
+  const second = asUtc - offsetMs(first, zone);
+  const matches = [first, second].filter((utc) => {
+    const w = wallClock(utc, zone);
+    return w.hour === wall.hour && w.minute === wall.minute;
+  });
+  return matches.length > 0 ? Math.min(...matches) : Math.max(first, second);
+}
+
+/** How far ahead a limit of each kind can reset, as the banner was first shown. */
+export function resetWindowMs(limitKind: string | undefined): number {
+  return /week|opus|sonnet|fable|credit|seven/i.test(limitKind ?? "")
+    ? 24 * 3600_000
+    : 5 * 3600_000;
+}
+
+/**
+ * The instant a banner's reset means, anchored to when the banner was first seen. A wall time
+ * with no date is the next occurrence after the anchor when that is within the limit's window;
+ * otherwise the banner was older than the watcher's first look and the reset has already passed
+ * (this is the midnight case: "resets 10:30pm" first seen at 00:10 is 1 h 40 min ago, not 22 h
+ * ahead). A date picks the year nearest the anchor. Returns null for an unknown zone.
+ */
+export function resolveReset(
+  phrase: ResetPhrase,
+  { anchorMs, localZone, windowMs }: { anchorMs: number; localZone: string; windowMs: number },
+): number | null {
+  if (phrase.kind === "epoch") return phrase.ms;
+  const zone = phrase.zone ?? localZone;
+  if (!isKnownZone(zone)) return null;
+  const here = wallClock(anchorMs, zone);
+  const at = (year: number, month: number, day: number) =>
+    zonedToUtc({ year, month, day, hour: phrase.hour, minute: phrase.minute }, zone);
+  if (phrase.month !== undefined && phrase.day !== undefined) {
+    const years = phrase.year !== undefined
+      ? [phrase.year]
+      : [here.year - 1, here.year, here.year + 1];
+    const options = years.map((y) => at(y, phrase.month!, phrase.day!));
+    return options.reduce((a, b) => (Math.abs(a - anchorMs) <= Math.abs(b - anchorMs) ? a : b));
+  }
+  // The same wall time yesterday, today and tomorrow (Date.UTC normalises day overflow).
+  const candidates = [-1, 0, 1].map((offset) => {
+    const d = new Date(Date.UTC(here.year, here.month - 1, here.day + offset));
+    return at(d.getUTCFullYear(), d.getUTCMonth() + 1, d.getUTCDate());
+  });
+  const future = candidates.find((c) => c > anchorMs);
+  const past = [...candidates].reverse().find((c) => c <= anchorMs);
+  if (future !== undefined && (future - anchorMs <= windowMs || past === undefined)) return future;
+  return past ?? null;
+}
