@@ -1,7 +1,7 @@
 /**
  * `deno task bench`: lifeline's benchmarks, reported as ratios measured in the same run.
  *
- * Usage: deno task bench [--rounds N] [--only hooks,watch] [--json]
+ * Usage: deno task bench [--rounds N] [--only hooks,watch,daemon] [--json]
  *
  * @module
  */
@@ -10,6 +10,7 @@ import { parseArgs } from "node:util";
 import { hookInput, transcriptPath } from "../tests/helpers/fixtures.ts";
 import { childEnv } from "../tests/helpers/lifeline.ts";
 import { type LatencyResult, measureHookLatency } from "./hook_latency.ts";
+import { measureScavengeCost } from "./scavenge_cost.ts";
 import { measureWatchCost, type WatchCost } from "./watch_cost.ts";
 
 const { values } = parseArgs({
@@ -28,6 +29,7 @@ const work = await Deno.makeTempDir({ prefix: "lifeline-bench-" });
 try {
   if (wanted("hooks")) results.hooks = await benchHooks(`${work}/hooks`);
   if (wanted("watch")) results.watch = await benchWatch(`${work}/watch`);
+  if (wanted("daemon")) results.daemon = await benchDaemon(`${work}/daemon`);
   if (values.json) say(JSON.stringify(results));
 } finally {
   await Deno.remove(work, { recursive: true });
@@ -91,6 +93,28 @@ async function benchWatch(dir: string): Promise<WatchCost> {
       `  idle watcher CPU over ${cost.idleSeconds} s: ${cost.idleCpuMs} ms (${
         cost.idleCpuPercent.toFixed(3)
       }% of one core)`,
+    );
+  }
+  return cost;
+}
+
+async function benchDaemon(dir: string) {
+  await Deno.mkdir(dir, { recursive: true });
+  const cost = await measureScavengeCost(dir);
+  if (!values.json) {
+    say("Stale-session daemon");
+    for (const run of cost.runs) {
+      say(
+        `  scavenger, ${run.megabytes.toFixed(0)} MB transcript: ${
+          run.mbPerSecond.toFixed(0)
+        } MB/s, ` +
+          `peak RSS ${run.peakRssMiB.toFixed(1)} MiB (at start ${run.baseRssMiB.toFixed(1)}), ` +
+          `peak JS heap ${run.peakHeapMiB.toFixed(1)} MiB`,
+      );
+    }
+    say(
+      `  daemon stale --once over 1000 live sessions: ${cost.tick.withMs.toFixed(0)} ms ` +
+        `(${cost.tick.withoutMs.toFixed(0)} ms with none)`,
     );
   }
   return cost;

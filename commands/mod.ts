@@ -50,6 +50,11 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: () => import("./watch_tmux.ts"),
   },
   {
+    name: "daemon stale",
+    summary: "Find silently dead sessions and rescue their findings into a handoff",
+    load: () => import("./daemon_stale.ts"),
+  },
+  {
     name: "selfheal",
     summary: "Turn the self-heal reminder on or off (the kill switch), or show its state",
     load: () => import("./selfheal.ts"),

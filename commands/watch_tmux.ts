@@ -7,8 +7,8 @@
  * @module
  */
 
-import { CliError, type Context, EXIT } from "../lib/cli.ts";
-import { type Config, ConfigError, loadConfig } from "../lib/config.ts";
+import { CliError, type Context, EXIT, UsageError } from "../lib/cli.ts";
+import { type Config, loadConfig } from "../lib/config.ts";
 import { integerFlag, parseFlags } from "../lib/flags.ts";
 import { absolutePath, joinPath, projectPaths, stateDir } from "../lib/paths.ts";
 import {
@@ -104,7 +104,7 @@ export function parse(args: readonly string[]): WatchArgs {
     json: { type: "boolean" },
   });
   if (values.socket !== undefined && values["socket-path"] !== undefined) {
-    throw new CliError("Use --socket or --socket-path, not both");
+    throw new UsageError("use --socket or --socket-path, not both");
   }
   const server: TmuxServer = values.socket !== undefined
     ? { socketName: values.socket }
@@ -392,15 +392,7 @@ function nextWait(w: Watcher, intervalMs: number): number {
 export async function run(ctx: Context): Promise<number> {
   const args = parse(ctx.args);
   const root = absolutePath(args.root ?? ".", ctx.cwd);
-  let config: Config;
-  try {
-    config = await loadConfig(ctx.env, root);
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      throw new CliError(error.message, "fix the file or remove it");
-    }
-    throw error;
-  }
+  const config = await loadConfig(ctx.env, root);
   const socket = await socketPath(args.server);
   const base = joinPath(
     stateDir(ctx.env),

@@ -6,6 +6,7 @@
  */
 
 import { childEnv } from "../tests/helpers/lifeline.ts";
+import { demoDaemon } from "./daemon.ts";
 import { demoHooks } from "./hooks.ts";
 import { say } from "./narrate.ts";
 import { demoWatch } from "./watch.ts";
@@ -22,6 +23,8 @@ try {
   await demoHooks(place);
   await Deno.mkdir(`${work}/tmux`);
   await demoWatch(place, `${work}/tmux`);
+  await Deno.mkdir(`${work}/daemon`);
+  await demoDaemon(place, `${work}/daemon`);
   say("", `Demo finished in ${((performance.now() - started) / 1000).toFixed(1)} s.`);
 } finally {
   await Deno.remove(work, { recursive: true });

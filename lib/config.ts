@@ -7,6 +7,7 @@
  */
 
 import * as z from "zod";
+import { CliError } from "./cli.ts";
 import { describeIssue, issuePath, parseJsonText } from "./json_text.ts";
 import { lazy } from "./lazy.ts";
 import { projectPaths, userConfigPath } from "./paths.ts";
@@ -138,11 +139,17 @@ export const configFileSchema = lazy(() => {
 /** A config file's contents. */
 export type ConfigFile = z.infer<ReturnType<typeof configFileSchema>>;
 
-/** A config file that cannot be used, naming the file, the field and the reason. */
-export class ConfigError extends Error {
+/**
+ * A config file that cannot be used, naming the file, the field and the reason. A command that
+ * meets one exits 1 with this message (it is a {@linkcode CliError}); hooks fall back to defaults.
+ */
+export class ConfigError extends CliError {
   override name = "ConfigError";
   constructor(readonly file: string, readonly field: string, readonly reason: string) {
-    super(`Invalid config "${file}": ${field}: ${reason}`);
+    super(
+      `Invalid config "${file}": ${field}: ${reason}`,
+      "fix the file, or remove it to use the defaults",
+    );
   }
 }
 

@@ -103,6 +103,11 @@ export class TmuxHarness {
     await tmux(this.socket, ["kill-session", "-t", `=${pane.session}`]);
   }
 
+  /** The server's socket path, as `$TMUX` would name it. */
+  async socketPath(): Promise<string> {
+    return (await tmux(this.socket, ["list-sessions", "-F", "#{socket_path}"])).split("\n")[0]!;
+  }
+
   async close(): Promise<void> {
     await tmux(this.socket, ["kill-server"]).catch(() => {});
   }

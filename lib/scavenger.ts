@@ -1,0 +1,448 @@
+/**
+ * Rescuing a dead session's unsaved findings from its transcript (spec/error-recovery.md §5.3,
+ * reference §5) into a handoff the next session reads. The transcript is streamed row by row
+ * into a {@linkcode Scavenger}, which keeps only bounded summaries, so memory stays flat whatever
+ * the file's size. Unknown row types are ignored; secrets never reach the handoff.
+ *
+ * @module
+ */
+
+const KEEP_PROMPTS = 5;
+const KEEP_REPLIES = 5;
+const KEEP_ERRORS = 20;
+const KEEP_FILES = 100;
+const KEEP_COMPACTIONS = 20;
+const MAX_TEXT = 1500;
+/** Tool calls remembered while waiting for their results (a bound on memory). */
+const MAX_PENDING_CALLS = 5000;
+
+/** A row the scavenger reads: user, assistant or system. */
+const MESSAGE_ROW = /"type"\s*:\s*"(?:user|assistant|system)"/;
+
+const SECRETS: RegExp[] = [
+  /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----/g,
+  /\bsk-ant-[A-Za-z0-9_-]{8,}/g,
+  /\bsk-[A-Za-z0-9_-]{16,}/g,
+  /\bAKIA[0-9A-Z]{16}\b/g,
+  /\bghp_[A-Za-z0-9]{20,}/g,
+  /\bgithub_pat_[A-Za-z0-9_]{20,}/g,
+  /\bxox[abposr]-[A-Za-z0-9-]{8,}/g,
+];
+const SECRET_ASSIGNMENT =
+  /\b(password|passwd|pwd|token|secret|api[_-]?key)(\s*[=:]\s*)("[^"\n]*"|'[^'\n]*'|[^\s"'`,;&]+)/gi;
+
+/** `text` with API keys, private-key blocks and password/token values replaced. */
+export function redact(text: string): string {
+  let out = text;
+  for (const pattern of SECRETS) out = out.replace(pattern, "[redacted]");
+  return out.replace(SECRET_ASSIGNMENT, "$1$2[redacted]");
+}
+
+function clip(text: string, max = MAX_TEXT): string {
+  const flat = text.trim();
+  return flat.length > max ? flat.slice(0, max) + "…" : flat;
+}
+
+/** A todo still open when the session died. */
+export interface OpenTodo {
+  text: string;
+  status: string;
+}
+
+/** What a transcript says about its session, in bounded summaries. */
+export interface TranscriptSummary {
+  sessionId: string | null;
+  cwd: string | null;
+  gitBranch: string | null;
+  model: string | null;
+  firstAt: string | null;
+  lastAt: string | null;
+  prompts: string[];
+  replies: string[];
+  todos: OpenTodo[];
+  files: string[];
+  errors: string[];
+  apiError: string | null;
+  compactions: string[];
+  /** Lines that were not JSON (a torn last line, say) or too long to read. */
+  skipped: number;
+}
+
+// deno-lint-ignore no-explicit-any
+type Row = any;
+
+function textBlocks(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  return content
+    .filter((b) => b && typeof b === "object" && b.type === "text" && typeof b.text === "string")
+    .map((b) => b.text as string)
+    .join("\n");
+}
+
+function resultText(content: unknown): string {
+  const text = typeof content === "string" ? content : textBlocks(content);
+  return text.replace(/<\/?tool_use_error>/g, "");
+}
+
+function describeCall(name: string, input: Row): string {
+  const detail = input?.command ?? input?.file_path ?? input?.notebook_path ?? input?.url ??
+    input?.pattern ?? input?.description;
+  return typeof detail === "string" ? `${name} \`${clip(detail, 200)}\`` : name;
+}
+
+/** Collects a transcript's summary one row at a time. */
+export class Scavenger {
+  #s: TranscriptSummary = {
+    sessionId: null,
+    cwd: null,
+    gitBranch: null,
+    model: null,
+    firstAt: null,
+    lastAt: null,
+    prompts: [],
+    replies: [],
+    todos: [],
+    files: [],
+    errors: [],
+    apiError: null,
+    compactions: [],
+    skipped: 0,
+  };
+  /** The last assistant message's id and text, merged across its streamed rows. */
+  #reply: { id: string; text: string } | null = null;
+  #calls = new Map<string, { name: string; key: string; input: Row }>();
+  #failed = new Map<string, string>();
+  #todoWrite: OpenTodo[] = [];
+  #tasks = new Map<string, OpenTodo>();
+  #taskCalls = new Map<string, string>();
+
+  /** Adds one transcript line (unparseable lines are counted and skipped). */
+  addLine(line: string): void {
+    if (line.trim() === "") return;
+    // Most bytes are in rows nobody here reads (request blobs, attachments, snapshots): skip
+    // them before parsing, which also keeps the garbage, and so the memory, down.
+    if (!MESSAGE_ROW.test(line)) {
+      if (!line.trimEnd().endsWith("}")) this.#s.skipped++; // a torn line
+      return;
+    }
+    let row: Row;
+    try {
+      row = JSON.parse(line);
+    } catch {
+      this.#s.skipped++;
+      return;
+    }
+    if (row && typeof row === "object") this.addRow(row);
+  }
+
+  /** Adds one parsed row. */
+  addRow(row: Row): void {
+    const s = this.#s;
+    if (
+      typeof row.timestamp === "string" &&
+      (row.type === "user" || row.type === "assistant" || row.type === "system")
+    ) {
+      s.firstAt ??= row.timestamp;
+      s.lastAt = row.timestamp;
+    }
+    if (typeof row.cwd === "string") s.cwd = row.cwd;
+    if (typeof row.gitBranch === "string") s.gitBranch = row.gitBranch;
+    if (typeof row.sessionId === "string") s.sessionId = row.sessionId;
+    switch (row.type) {
+      case "user":
+        return this.#user(row);
+      case "assistant":
+        return this.#assistant(row);
+      case "system":
+        if (row.subtype === "compact_boundary") {
+          const meta = row.compactMetadata ?? {};
+          const tokens = typeof meta.preTokens === "number"
+            ? `, ${meta.preTokens} tokens before`
+            : "";
+          s.compactions.push(`${row.timestamp ?? "?"} (${meta.trigger ?? "compaction"}${tokens})`);
+          if (s.compactions.length > KEEP_COMPACTIONS) s.compactions.shift();
+        }
+        return;
+      default:
+        return; // metadata rows and types this version does not know
+    }
+  }
+
+  #user(row: Row): void {
+    const content = row.message?.content;
+    if (Array.isArray(content)) {
+      for (const block of content) {
+        if (block?.type === "tool_result") this.#toolResult(block, row.toolUseResult);
+      }
+    }
+    if (row.isMeta || row.isCompactSummary) return;
+    const text = typeof content === "string"
+      ? content
+      : Array.isArray(content) && !content.some((b) => b?.type === "tool_result")
+      ? textBlocks(content)
+      : "";
+    if (text.trim() === "" || /^\[Request interrupted by user/.test(text)) return;
+    this.#s.prompts.push(clip(text));
+    if (this.#s.prompts.length > KEEP_PROMPTS) this.#s.prompts.shift();
+  }
+
+  #assistant(row: Row): void {
+    const message = row.message ?? {};
+    if (row.isApiErrorMessage) {
+      const info = row.apiErrorParams?.rate_limit_info ?? row.quotaLimits;
+      const resets = typeof info?.resetsAt === "number"
+        ? ` (resets ${new Date(info.resetsAt * 1000).toISOString()})`
+        : "";
+      this.#s.apiError = `${row.error ?? "unknown"} at ${row.timestamp ?? "?"}: ${
+        JSON.stringify(clip(textBlocks(message.content), 300))
+      }${resets}`;
+      return;
+    }
+    if (typeof message.model === "string" && message.model !== "<synthetic>") {
+      this.#s.model = message.model;
+    }
+    const text = textBlocks(message.content);
+    if (text.trim() !== "") {
+      const id = typeof message.id === "string" ? message.id : crypto.randomUUID();
+      const reply = this.#reply;
+      if (reply && reply.id === id) {
+        // Streamed rows of one message: one reply.
+        reply.text = clip(`${reply.text}\n${text}`);
+        this.#s.replies[this.#s.replies.length - 1] = reply.text;
+      } else {
+        this.#reply = { id, text: clip(text) };
+        this.#s.replies.push(this.#reply.text);
+        if (this.#s.replies.length > KEEP_REPLIES) this.#s.replies.shift();
+      }
+    }
+    if (!Array.isArray(message.content)) return;
+    for (const block of message.content) {
+      if (block?.type === "tool_use") this.#toolUse(block);
+    }
+  }
+
+  #toolUse(block: Row): void {
+    const name = String(block.name ?? "tool");
+    const input = block.input ?? {};
+    const key = `${name}\u0000${JSON.stringify(input)}`;
+    if (typeof block.id === "string") {
+      if (this.#calls.size >= MAX_PENDING_CALLS) {
+        this.#calls.delete(this.#calls.keys().next().value!);
+      }
+      this.#calls.set(block.id, { name, key, input });
+    }
+    if (["Edit", "Write", "MultiEdit", "NotebookEdit"].includes(name)) {
+      const path = input.file_path ?? input.notebook_path;
+      if (typeof path === "string") {
+        this.#s.files = [...this.#s.files.filter((f) => f !== path), path].slice(-KEEP_FILES);
+      }
+    }
+    if (name === "TodoWrite" && Array.isArray(input.todos)) {
+      this.#todoWrite = input.todos
+        .filter((t: Row) => t && t.status !== "completed")
+        .map((t: Row) => ({
+          text: clip(String(t.content ?? ""), 300),
+          status: String(t.status ?? "pending"),
+        }));
+    }
+    if (name === "TaskCreate" && typeof block.id === "string") {
+      this.#taskCalls.set(
+        block.id,
+        clip(String(input.subject ?? input.description ?? "task"), 300),
+      );
+    }
+    if (name === "TaskUpdate" && input.taskId !== undefined) {
+      const id = String(input.taskId);
+      const task = this.#tasks.get(id);
+      if (task && typeof input.status === "string") {
+        if (input.status === "completed" || input.status === "deleted") this.#tasks.delete(id);
+        else task.status = input.status;
+      }
+    }
+  }
+
+  #toolResult(block: Row, toolUseResult: Row): void {
+    const id = String(block.tool_use_id ?? "");
+    const call = this.#calls.get(id);
+    this.#calls.delete(id);
+    const subject = this.#taskCalls.get(id);
+    if (subject !== undefined) {
+      this.#taskCalls.delete(id);
+      const taskId = toolUseResult?.task?.id ?? toolUseResult?.taskId ?? toolUseResult?.id ??
+        /#?(\d+)/.exec(resultText(block.content))?.[1];
+      if (taskId !== undefined && !block.is_error) {
+        this.#tasks.set(String(taskId), { text: `#${taskId} ${subject}`, status: "pending" });
+      }
+    }
+    if (!call) return;
+    if (block.is_error === true) {
+      this.#failed.delete(call.key); // keep the newest failure last
+      this.#failed.set(
+        call.key,
+        `${describeCall(call.name, call.input)}: ${clip(resultText(block.content), 300)}`,
+      );
+      if (this.#failed.size > KEEP_ERRORS) this.#failed.delete(this.#failed.keys().next().value!);
+    } else {
+      // The same call succeeding later resolves the error.
+      this.#failed.delete(call.key);
+    }
+  }
+
+  /** The summary so far. */
+  summary(): TranscriptSummary {
+    return {
+      ...this.#s,
+      todos: [...this.#todoWrite, ...this.#tasks.values()],
+      errors: [...this.#failed.values()],
+    };
+  }
+}
+
+/** Longest row the scavenger reads; longer ones are skipped (and counted). */
+const MAX_ROW_BYTES = 4 << 20;
+/** How much of a row's start is decoded to see its type. */
+const HEAD_BYTES = 64;
+/** Metadata rows start with their type; message rows start with `parentUuid`. */
+const LEADING_TYPE = /^\s*\{\s*"type"\s*:\s*"([^"]*)"/;
+
+/**
+ * Streams a transcript file through a {@linkcode Scavenger} with bounded memory. Lines are split
+ * as bytes, and only a row's first bytes are decoded to learn its type: most of a transcript is
+ * rows the scavenger ignores (request blobs, attachments, snapshots), and not turning them into
+ * strings keeps the garbage, and so the process's memory, flat whatever the file's size.
+ * Throws when the file cannot be read.
+ */
+export async function scavengeFile(path: string): Promise<TranscriptSummary> {
+  const scavenger = new Scavenger();
+  const decoder = new TextDecoder();
+  let skipped = 0;
+  const take = (line: Uint8Array) => {
+    const head = decoder.decode(line.subarray(0, Math.min(line.length, HEAD_BYTES)));
+    const type = LEADING_TYPE.exec(head)?.[1];
+    // A row that does not lead with its type is decoded whole and judged by the scavenger.
+    if (type === undefined || type === "user" || type === "assistant" || type === "system") {
+      scavenger.addLine(decoder.decode(line));
+    } else if (line.at(-1) !== 0x7d /* } */ && line.at(-1) !== 0x0d) {
+      skipped++; // a torn row of some other type
+    }
+  };
+  const file = await Deno.open(path, { read: true });
+  try {
+    const buffer = new Uint8Array(1 << 16);
+    let carry: Uint8Array = new Uint8Array(0);
+    let oversized = false;
+    for (;;) {
+      const n = await file.read(buffer);
+      if (n === null) break;
+      let chunk = buffer.subarray(0, n);
+      let newline = chunk.indexOf(0x0a);
+      while (newline >= 0) {
+        const piece = chunk.subarray(0, newline);
+        if (oversized) oversized = false;
+        else if (carry.length + piece.length > MAX_ROW_BYTES) skipped++;
+        else take(carry.length === 0 ? piece : concat(carry, piece));
+        carry = new Uint8Array(0);
+        chunk = chunk.subarray(newline + 1);
+        newline = chunk.indexOf(0x0a);
+      }
+      if (oversized) continue;
+      if (carry.length + chunk.length > MAX_ROW_BYTES) {
+        oversized = true;
+        skipped++;
+        carry = new Uint8Array(0);
+      } else {
+        carry = concat(carry, chunk);
+      }
+    }
+    if (carry.length > 0 && !oversized) take(carry);
+  } finally {
+    file.close();
+  }
+  const summary = scavenger.summary();
+  return { ...summary, skipped: summary.skipped + skipped };
+}
+
+function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
+  const out = new Uint8Array(a.length + b.length);
+  out.set(a);
+  out.set(b, a.length);
+  return out;
+}
+
+/** What the daemon knows about the session apart from its transcript. */
+export interface HandoffFacts {
+  sessionId: string;
+  cwd: string | null;
+  transcriptPath: string | null;
+  /** Why the session counts as dead, in a few words. */
+  cause: string;
+  rescuedAt: string;
+  /** Why the transcript could not be read, when it could not. */
+  transcriptProblem?: string;
+}
+
+function list(items: readonly string[], numbered = false): string {
+  if (items.length === 0) return "- (none)";
+  return items.map((item, i) => `${numbered ? `${i + 1}.` : "-"} ${item.replace(/\n/g, "\n   ")}`)
+    .join("\n");
+}
+
+/** The handoff's markdown. Every text from the transcript passes through {@linkcode redact}. */
+export function renderHandoff(facts: HandoffFacts, summary: TranscriptSummary | null): string {
+  const s = summary;
+  const fact = (label: string, value: string | null | undefined) =>
+    `- ${label}: ${value ?? "unknown"}`;
+  const sections = [
+    `# Handoff from session ${facts.sessionId}`,
+    "",
+    `Rescued by \`lifeline daemon stale\` at ${facts.rescuedAt}: ${facts.cause}. This is what ` +
+    "the session was doing, from its transcript. Check before you trust it: the work may be half done.",
+    "",
+    "## Facts",
+    fact("Session", facts.sessionId),
+    fact("Working directory", s?.cwd ?? facts.cwd),
+    fact("Git branch", s?.gitBranch),
+    fact("Model", s?.model),
+    fact("First activity", s?.firstAt),
+    fact("Last activity", s?.lastAt),
+    fact("Transcript", facts.transcriptPath),
+    "",
+    "## Last user prompts",
+    list(s?.prompts ?? [], true),
+    "",
+    "## Last assistant messages",
+    list(s?.replies ?? [], true),
+    "",
+    "## Open todos",
+    s && s.todos.length > 0
+      ? s.todos.map((t) => `- [ ] ${t.text}${t.status === "pending" ? "" : ` (${t.status})`}`).join(
+        "\n",
+      )
+      : "- (none)",
+    "",
+    "## Files edited or written",
+    list(s?.files ?? []),
+    "",
+    "## Unresolved tool errors",
+    list(s?.errors ?? []),
+    "",
+    "## Last API error",
+    s?.apiError ? `- ${s.apiError}` : "- (none)",
+    "",
+    "## Compactions",
+    list(s?.compactions ?? []),
+  ];
+  const notes = [
+    ...(facts.transcriptProblem
+      ? [
+        `The transcript could not be read (${facts.transcriptProblem}); only the facts above are known.`,
+      ]
+      : []),
+    ...(s && s.skipped > 0
+      ? [`${s.skipped} unreadable transcript line${s.skipped === 1 ? " was" : "s were"} skipped.`]
+      : []),
+  ];
+  if (notes.length > 0) sections.push("", "## Notes", list(notes));
+  return redact(sections.join("\n")) + "\n";
+}

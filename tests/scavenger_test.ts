@@ -1,0 +1,215 @@
+import assert from "node:assert/strict";
+import { redact, renderHandoff, scavengeFile, Scavenger } from "../lib/scavenger.ts";
+import { transcriptPath } from "./helpers/fixtures.ts";
+import { REPO_DIR } from "./helpers/lifeline.ts";
+import { withTempDir } from "./helpers/temp.ts";
+
+const CRAFTED = `${REPO_DIR}/tests/fixtures/lifeline/crafted-transcript.jsonl`;
+const FACTS = {
+  sessionId: "crafted-1",
+  cwd: "/home/user/shop",
+  transcriptPath: "/t.jsonl",
+  cause: "no heartbeat for 900s and its tmux pane is gone",
+  rescuedAt: "2026-11-30T11:00:00.000Z",
+};
+
+Deno.test("a transcript built from the reference's row shapes gives exactly this handoff", async () => {
+  const handoff = renderHandoff(FACTS, await scavengeFile(CRAFTED));
+  assert.equal(
+    handoff,
+    `# Handoff from session crafted-1
+
+Rescued by \`lifeline daemon stale\` at 2026-11-30T11:00:00.000Z: no heartbeat for 900s and its tmux pane is gone. This is what the session was doing, from its transcript. Check before you trust it: the work may be half done.
+
+## Facts
+- Session: crafted-1
+- Working directory: /home/user/shop
+- Git branch: feature/cart
+- Model: claude-sonnet-5
+- First activity: 2026-11-30T10:00:00.000Z
+- Last activity: 2026-11-30T10:32:00.100Z
+- Transcript: /t.jsonl
+
+## Last user prompts
+1. Fix the cart totals; the secret is password=[redacted] and key [redacted]
+2. Now finish the discount test
+
+## Last assistant messages
+1. I'll look at the cart module first.
+2. Writing the discount test now.
+   It covers 10% and 25% coupons.
+
+## Open todos
+- [ ] Fix rounding in totals (in_progress)
+- [ ] Add a test for discounts
+- [ ] #1 Update the changelog
+
+## Files edited or written
+- /home/user/shop/src/cart.ts
+- /home/user/shop/CHANGELOG.md
+
+## Unresolved tool errors
+- Bash \`npm run lint -- --token=[redacted]\`: Exit code 2
+   lint: 3 problems
+
+## Last API error
+- rate_limit at 2026-11-30T10:32:00.000Z: "You've hit your 5-hour limit · resets 2pm (UTC)" (resets 2026-11-30T15:00:00.000Z)
+
+## Compactions
+- 2026-11-30T10:30:00.000Z (auto, 167000 tokens before)
+
+## Notes
+- 1 unreadable transcript line was skipped.
+`,
+  );
+});
+
+Deno.test("the crafted transcript covers what the issue lists", async () => {
+  const text = await Deno.readTextFile(CRAFTED);
+  const rows = text.split("\n").slice(0, -1).map((line) => JSON.parse(line));
+  const ids = rows.filter((r) => r.type === "assistant").map((r) => r.message.id);
+  assert.ok(ids.some((id, i) => ids.indexOf(id) !== i), "streamed rows share a message.id");
+  assert.ok(rows.some((r) => r.isApiErrorMessage && r.error === "rate_limit"));
+  assert.ok(rows.some((r) => JSON.stringify(r).includes('"is_error":true')));
+  assert.ok(rows.some((r) => JSON.stringify(r).includes('"TodoWrite"')));
+  assert.ok(rows.some((r) => JSON.stringify(r).includes('"TaskUpdate"')));
+  assert.ok(rows.some((r) => r.subtype === "compact_boundary"));
+  assert.ok(rows.some((r) => r.type === "future-row-type"));
+  assert.throws(() => JSON.parse(text.split("\n").at(-1)!), "a torn last line");
+});
+
+Deno.test("real 2.1.328 transcripts: prompts, replies, errors and the API error", async () => {
+  const failed = await scavengeFile(transcriptPath("hh-tool-fail"));
+  assert.deepEqual(failed.prompts, ["run a failing command"]);
+  assert.deepEqual(failed.replies, ["The command failed with exit code 3."]);
+  assert.deepEqual(failed.errors, [
+    "Bash `echo to-stdout; echo to-stderr >&2; exit 3`: Exit code 3\nto-stdout\nto-stderr",
+  ]);
+  assert.equal(failed.model, "claude-opus-5-5");
+  assert.equal(failed.skipped, 0);
+
+  const ok = await scavengeFile(transcriptPath("hh-tool-ok"));
+  assert.deepEqual(
+    ok.replies,
+    ["I'll run it.", "The command printed: hi"],
+    "one reply per message.id",
+  );
+  assert.deepEqual(ok.errors, []);
+
+  const limited = await scavengeFile(transcriptPath("screen-429-oauth"));
+  assert.equal(
+    limited.apiError,
+    'rate_limit at 2026-11-30T15:54:57.076Z: "You\'ve hit your 5-hour limit · resets 5:54pm (UTC)" (resets 2026-11-30T17:54:57.000Z)',
+  );
+  assert.deepEqual(limited.replies, [], "the synthetic error row is not a reply");
+
+  const overloaded = await scavengeFile(transcriptPath("screen-529"));
+  assert.match(overloaded.apiError!, /^server_error at .*Repeated 529 Overloaded/);
+});
+
+Deno.test("secrets planted in a transcript never reach the handoff", () => {
+  const secrets = [
+    "sk-ant-api03-Zx9QvLm2Pp0aBcDeFgHiJkLmNoPqRsTuVwXyZ",
+    "sk-proj-AbCdEfGhIjKlMnOpQrStUvWx",
+    "AKIAIOSFODNN7EXAMPLE",
+    "ghp_1234567890abcdefghijABCDEFGHIJ",
+    "github_pat_11ABCDEFG0123456789_abcdefghijklmnop",
+    "xoxb-123456789012-abcdefghijkl",
+    "hunter2",
+    "s3cr3t-t0k3n",
+  ];
+  const scavenger = new Scavenger();
+  const at = (n: number) => `2026-11-30T10:0${n}:00.000Z`;
+  scavenger.addRow({
+    type: "user",
+    timestamp: at(0),
+    message: { content: `deploy with ${secrets[0]} and password=hunter2` },
+  });
+  scavenger.addRow({
+    type: "assistant",
+    timestamp: at(1),
+    message: {
+      id: "m1",
+      content: [
+        { type: "text", text: `Using ${secrets[1]} and ${secrets[2]}, token: s3cr3t-t0k3n` },
+        {
+          type: "tool_use",
+          id: "c1",
+          name: "Bash",
+          input: { command: `gh auth login --with-token ${secrets[3]}` },
+        },
+      ],
+    },
+  });
+  scavenger.addRow({
+    type: "user",
+    timestamp: at(2),
+    message: {
+      content: [{
+        type: "tool_result",
+        tool_use_id: "c1",
+        is_error: true,
+        content: `bad token ${secrets[4]} ${
+          secrets[5]
+        }\n-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----`,
+      }],
+    },
+  });
+  const handoff = renderHandoff(FACTS, scavenger.summary());
+  for (const secret of [...secrets, "MIIEow", "BEGIN RSA PRIVATE KEY"]) {
+    assert.ok(!handoff.includes(secret), `leaked ${secret}`);
+  }
+  assert.match(handoff, /\[redacted\]/);
+  assert.equal(redact("password: 'x y'"), "password: [redacted]");
+});
+
+Deno.test("a missing transcript still gives a handoff with what is known, and says why", async () => {
+  await withTempDir(async (dir) => {
+    const path = `${dir}/nope.jsonl`;
+    let problem = "";
+    try {
+      await scavengeFile(path);
+    } catch (error) {
+      problem = (error as Error).message;
+    }
+    const handoff = renderHandoff(
+      { ...FACTS, transcriptPath: path, transcriptProblem: problem },
+      null,
+    );
+    assert.match(handoff, /- Working directory: \/home\/user\/shop/);
+    assert.match(handoff, /## Last user prompts\n- \(none\)/);
+    assert.match(
+      handoff,
+      /## Notes\n- The transcript could not be read \(.*nope\.jsonl.*\); only the facts above are known\./,
+    );
+  });
+});
+
+Deno.test("memory stays bounded: only the last few of each kind are kept", () => {
+  const scavenger = new Scavenger();
+  for (let i = 0; i < 10_000; i++) {
+    scavenger.addRow({ type: "user", timestamp: "t", message: { content: `prompt ${i}` } });
+    scavenger.addRow({
+      type: "assistant",
+      timestamp: "t",
+      message: {
+        id: `m${i}`,
+        content: [
+          { type: "text", text: `reply ${i}` },
+          { type: "tool_use", id: `c${i}`, name: "Write", input: { file_path: `/f${i}` } },
+        ],
+      },
+    });
+  }
+  const summary = scavenger.summary();
+  assert.deepEqual(summary.prompts, [
+    "prompt 9995",
+    "prompt 9996",
+    "prompt 9997",
+    "prompt 9998",
+    "prompt 9999",
+  ]);
+  assert.equal(summary.replies.length, 5);
+  assert.equal(summary.files.length, 100);
+  assert.equal(summary.files.at(-1), "/f9999");
+});
