@@ -55,6 +55,21 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: () => import("./daemon_stale.ts"),
   },
   {
+    name: "fail init",
+    summary: "Create the loop harness (.EnjoyHarness/, .trace/) that fail handle works on",
+    load: () => import("./fail_init.ts"),
+  },
+  {
+    name: "fail handle",
+    summary: "Handle a loop failure: classify, record, count, roll back safely, decide, break",
+    load: () => import("./fail_handle.ts"),
+  },
+  {
+    name: "fail restore",
+    summary: "Put back the working tree a rollback saved under refs/lifeline/backups/",
+    load: () => import("./fail_restore.ts"),
+  },
+  {
     name: "selfheal",
     summary: "Turn the self-heal reminder on or off (the kill switch), or show its state",
     load: () => import("./selfheal.ts"),

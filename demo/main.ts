@@ -7,6 +7,7 @@
 
 import { childEnv } from "../tests/helpers/lifeline.ts";
 import { demoDaemon } from "./daemon.ts";
+import { demoFail } from "./fail.ts";
 import { demoHooks } from "./hooks.ts";
 import { say } from "./narrate.ts";
 import { demoWatch } from "./watch.ts";
@@ -25,6 +26,8 @@ try {
   await demoWatch(place, `${work}/tmux`);
   await Deno.mkdir(`${work}/daemon`);
   await demoDaemon(place, `${work}/daemon`);
+  await Deno.mkdir(`${work}/fail`);
+  await demoFail(place, `${work}/fail`);
   say("", `Demo finished in ${((performance.now() - started) / 1000).toFixed(1)} s.`);
 } finally {
   await Deno.remove(work, { recursive: true });

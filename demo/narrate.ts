@@ -42,7 +42,7 @@ export async function lifeline(
   options: { stdin?: string; env: Record<string, string>; cwd?: string; quiet?: boolean },
 ): Promise<RunResult> {
   const shown = options.stdin === undefined ? "" : " < input.json";
-  say(paint("33", `  $ lifeline ${args.join(" ")}${shown}`));
+  say(paint("33", `  $ lifeline ${args.map(shellQuote).join(" ")}${shown}`));
   const result = await runLifeline(args, options);
   if (!options.quiet) {
     show(result.stdout);
@@ -50,6 +50,11 @@ export async function lifeline(
   }
   say(paint("2", `  (exit ${result.code})`));
   return result;
+}
+
+/** `word` quoted for a POSIX shell when it needs to be. */
+function shellQuote(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`;
 }
 
 /** Fails the demo with a message when `condition` is false: the demo checks what it shows. */

@@ -10,7 +10,7 @@
  */
 
 /** What a validated name is used as, for error messages. */
-export type NameKind = "session id" | "tool name" | "task id" | "socket name";
+export type NameKind = "session id" | "tool name" | "task id" | "skill name";
 
 /** Longest accepted id or tool name; a file name built from one stays well under 255 bytes. */
 export const MAX_NAME_LENGTH = 200;
@@ -117,6 +117,27 @@ export function sessionPaths(root: string, sessionId: string) {
     scavenged: joinPath(handoffs, "scavenged.md"),
     mcpRetry: (tool: string) => joinPath(dir, `mcp-retry-${validateName("tool name", tool)}.json`),
     failCount: (tool: string) => joinPath(dir, `fail-count-${validateName("tool name", tool)}.txt`),
+  };
+}
+
+/** The loop harness of spec/handle-failure.md: `.EnjoyHarness/` and `.trace/`. */
+export function harnessPaths(root: string) {
+  const dir = joinPath(root, ".EnjoyHarness");
+  const trace = joinPath(root, ".trace");
+  return {
+    dir,
+    trace,
+    globalState: joinPath(dir, "GLOBAL_STATE.md"),
+    eventLog: joinPath(dir, "EVENT_LOG.md"),
+    iterationCounter: joinPath(dir, "ITERATION_COUNTER.md"),
+    skillRegistry: joinPath(dir, "SKILL_REGISTRY.md"),
+    contract: joinPath(dir, "EXECUTION_CONTRACT.md"),
+    /** The JSON source of truth for the numbers the markdown files show. */
+    state: joinPath(dir, "handle-failure.json"),
+    errorTrace: joinPath(trace, "ERROR_TRACE.md"),
+    breaker: (task: string) =>
+      joinPath(dir, `.circuit-breaker-task-${validateName("task id", task)}`),
+    report: (task: string) => joinPath(trace, `FAILURE_REPORT_${validateName("task id", task)}.md`),
   };
 }
 

@@ -1,0 +1,48 @@
+/**
+ * `lifeline fail init`: creates the loop harness of spec/handle-failure.md where it is missing.
+ *
+ * @module
+ */
+
+import { type Context, EXIT } from "../lib/cli.ts";
+import { loadConfig } from "../lib/config.ts";
+import { parseFlags } from "../lib/flags.ts";
+import { initHarness } from "../lib/harness.ts";
+import { absolutePath } from "../lib/paths.ts";
+
+export const help = `Usage: lifeline fail init [--root DIR] [--json]
+
+Creates the harness that \`lifeline fail handle\` works on, keeping every file that exists:
+
+  .EnjoyHarness/GLOBAL_STATE.md        skill error counts and recent events
+  .EnjoyHarness/EVENT_LOG.md           one line per event
+  .EnjoyHarness/ITERATION_COUNTER.md   current_iteration, max_iterations: 100
+  .EnjoyHarness/SKILL_REGISTRY.md      harness-enable-circuit-breaker marked done
+  .EnjoyHarness/EXECUTION_CONTRACT.md  human_escalation_policy: true_blockers_only
+  .EnjoyHarness/handle-failure.json    the numbers the markdown shows (source of truth)
+  .trace/ERROR_TRACE.md                one "## 失败记录 #N" per failure
+
+Running it again changes nothing.
+
+Options:
+  --root DIR   the project (default: .)
+  --json       print {"created": [...], "kept": [...]}
+  -h, --help`;
+
+export async function run(ctx: Context): Promise<number> {
+  const { values } = parseFlags(ctx.args, { root: { type: "string" }, json: { type: "boolean" } });
+  const root = absolutePath(values.root ?? ".", ctx.cwd);
+  const config = await loadConfig(ctx.env, root);
+  const { created, kept } = await initHarness(root, config.breaker.maxIterations);
+  const relative = (path: string) => path.slice(root.length + 1);
+  if (values.json) {
+    ctx.out.json({ root, created: created.map(relative), kept: kept.map(relative) });
+  } else {
+    for (const path of created) ctx.out.line(`created ${relative(path)}`);
+    for (const path of kept) ctx.out.line(`kept    ${relative(path)}`);
+    ctx.out.line(
+      created.length === 0 ? "The harness was already complete." : "The harness is ready.",
+    );
+  }
+  return EXIT.ok;
+}
