@@ -17,14 +17,13 @@ import {
   stateDir,
   validateName,
 } from "../lib/paths.ts";
-import { type HostEvidence, judgeSession, type Liveness } from "../lib/policy/stale.ts";
-import { recordedProcessState } from "../lib/proc.ts";
+import { judgeSession, type Liveness } from "../lib/policy/stale.ts";
+import { hostEvidence, type PaneIndex } from "../lib/liveness.ts";
 import { logRecovery } from "../lib/recovery_log.ts";
 import { renderHandoff, scavengeFile, type TranscriptSummary } from "../lib/scavenger.ts";
 import { readHeartbeat, type SessionRecord, sessionRecordCodec } from "../lib/session_registry.ts";
 import { sleep } from "../lib/sleep.ts";
 import { acquireInstanceLock, describeError, readState, writeFileAtomic } from "../lib/store.ts";
-import { listPanes, TmuxError } from "../lib/tmux.ts";
 
 export const help =
   `Usage: lifeline daemon stale [--root DIR]... [--interval 60] [--stale-after 300]
@@ -81,35 +80,6 @@ export function parse(args: readonly string[]): DaemonArgs {
     once: values.once === true,
     json: values.json === true,
   };
-}
-
-/** Live panes per tmux socket, looked up once per tick. */
-type PaneIndex = Map<string, Set<string> | "unknown">;
-
-async function paneEvidence(record: SessionRecord | undefined, index: PaneIndex) {
-  if (!record?.tmux_pane || !record.tmux_socket) return "unknown" as const;
-  let panes = index.get(record.tmux_socket);
-  if (panes === undefined) {
-    try {
-      panes = new Set((await listPanes({ socketPath: record.tmux_socket })).map((p) => p.id));
-    } catch (error) {
-      if (!(error instanceof TmuxError)) throw error;
-      panes = "unknown"; // tmux missing or broken: no evidence either way
-    }
-    index.set(record.tmux_socket, panes);
-  }
-  if (panes === "unknown") return "unknown" as const;
-  return panes.has(record.tmux_pane) ? "present" as const : "gone" as const;
-}
-
-async function hostEvidence(
-  record: SessionRecord | undefined,
-  index: PaneIndex,
-): Promise<HostEvidence> {
-  const process = typeof record?.agent_pid === "number"
-    ? await recordedProcessState({ pid: record.agent_pid, started: record.agent_started })
-    : "unknown";
-  return { pane: await paneEvidence(record, index), process };
 }
 
 async function readStatus(path: string): Promise<string> {

@@ -57,9 +57,14 @@ export function isAbsolutePath(path: string): boolean {
   return path.startsWith("/") || /^[A-Za-z]:[\\/]/.test(path) || path.startsWith("\\\\");
 }
 
-/** `path` made absolute against `base` (no normalisation; the file APIs resolve `.` and `..`). */
+/**
+ * `path` made absolute against `base`. Leading `./` segments are dropped; `..` is left to the file
+ * APIs, which resolve it.
+ */
 export function absolutePath(path: string, base: string): string {
-  return isAbsolutePath(path) ? path : joinPath(base, path);
+  if (isAbsolutePath(path)) return path;
+  const rest = path.replace(/^(?:\.[\\/])+/, "");
+  return rest === "" || rest === "." ? base : joinPath(base, rest);
 }
 
 /** The directory part of a path ("." when there is none). */

@@ -104,4 +104,7 @@ Deno.test("joinPath and absolutePath", () => {
   assert.equal(absolutePath("x", "/base"), "/base/x");
   assert.equal(absolutePath("/x", "/base"), "/x");
   assert.equal(absolutePath("C:\\x", "/base"), "C:\\x");
+  assert.equal(absolutePath(".", "/base"), "/base", "`--root .` names the directory itself");
+  assert.equal(absolutePath("./x", "/base"), "/base/x");
+  assert.equal(absolutePath("././x/y", "/base"), "/base/x/y");
 });
