@@ -25,6 +25,11 @@ export interface CommandEntry {
 /** Every command, in the order `lifeline --help` lists them. */
 export const COMMANDS: readonly CommandEntry[] = [
   {
+    name: "init",
+    summary: "Add lifeline's hooks to a Claude Code settings file (idempotent, backed up)",
+    load: () => import("./init.ts"),
+  },
+  {
     name: "hook crash",
     summary: "SessionStart hook: repairs state a crashed session left, and says what it found",
     load: () => import("./hook_crash.ts"),

@@ -1,0 +1,207 @@
+import assert from "node:assert/strict";
+import { runLifeline } from "./helpers/lifeline.ts";
+import { listDir, withTempDir } from "./helpers/temp.ts";
+
+async function init(dir: string, ...args: string[]) {
+  return await runLifeline(["init", "--json", ...args], {
+    env: { HOME: `${dir}/home`, PATH: `${dir}/bin:/usr/bin:/bin` },
+    cwd: `${dir}/project`,
+  });
+}
+
+async function setUp(dir: string): Promise<string> {
+  await Deno.mkdir(`${dir}/project/.claude`, { recursive: true });
+  await Deno.mkdir(`${dir}/home/.claude`, { recursive: true });
+  // A `lifeline` on PATH, so the hooks call it by name.
+  await Deno.mkdir(`${dir}/bin`);
+  await Deno.writeTextFile(`${dir}/bin/lifeline`, "#!/bin/sh\n");
+  await Deno.chmod(`${dir}/bin/lifeline`, 0o755);
+  return `${dir}/home/.claude/settings.json`;
+}
+
+const EXPECTED_HOOKS = {
+  SessionStart: [{ hooks: [{ type: "command", command: "lifeline hook crash" }] }],
+  UserPromptSubmit: [{ hooks: [{ type: "command", command: "lifeline hook remind" }] }],
+  PostToolUse: [{
+    matcher: "*",
+    hooks: [
+      { type: "command", command: "lifeline hook heartbeat", async: true },
+      { type: "command", command: "lifeline hook track" },
+    ],
+  }],
+  PostToolUseFailure: [{
+    matcher: "*",
+    hooks: [{ type: "command", command: "lifeline hook track" }],
+  }],
+  StopFailure: [{ hooks: [{ type: "command", command: "lifeline hook track" }] }],
+  Stop: [{ hooks: [{ type: "command", command: "lifeline hook track" }] }],
+};
+
+Deno.test({
+  name: "init into an empty (missing) file writes the recommended hooks",
+  ignore: Deno.build.os === "windows",
+  async fn() {
+    await withTempDir(async (dir) => {
+      const path = await setUp(dir);
+      const result = await init(dir);
+      assert.equal(result.code, 0, result.stderr);
+      const out = JSON.parse(result.stdout);
+      assert.equal(out.path, path);
+      assert.equal(out.added.length, 7);
+      assert.equal(out.backup, null);
+      assert.deepEqual(JSON.parse(await Deno.readTextFile(path)), { hooks: EXPECTED_HOOKS });
+    });
+  },
+});
+
+Deno.test({
+  name: "init keeps unrelated keys and hooks, backs the file up, and is idempotent",
+  ignore: Deno.build.os === "windows",
+  async fn() {
+    await withTempDir(async (dir) => {
+      const path = await setUp(dir);
+      const original = {
+        model: "sonnet",
+        permissions: { allow: ["Bash(git *)"] },
+        hooks: {
+          PostToolUse: [{
+            matcher: "Edit|Write",
+            hooks: [{ type: "command", command: "prettier --write" }],
+          }],
+          Notification: [{ hooks: [{ type: "command", command: "notify-send hi" }] }],
+        },
+      };
+      const text = JSON.stringify(original, null, 4);
+      await Deno.writeTextFile(path, text);
+      const first = JSON.parse((await init(dir)).stdout);
+      assert.match(first.backup, /settings\.json\.bak-\d{8}T\d{6}Z$/);
+      assert.equal(
+        await Deno.readTextFile(first.backup),
+        text,
+        "the backup is the original, byte for byte",
+      );
+      const merged = JSON.parse(await Deno.readTextFile(path));
+      assert.equal(merged.model, "sonnet");
+      assert.deepEqual(merged.permissions, original.permissions);
+      assert.deepEqual(merged.hooks.Notification, original.hooks.Notification);
+      assert.deepEqual(merged.hooks.PostToolUse[0], original.hooks.PostToolUse[0]);
+      assert.deepEqual(merged.hooks.PostToolUse[1], EXPECTED_HOOKS.PostToolUse[0]);
+
+      const after = await Deno.readTextFile(path);
+      const second = JSON.parse((await init(dir)).stdout);
+      assert.deepEqual([second.added, second.updated, second.written, second.backup], [
+        [],
+        [],
+        false,
+        null,
+      ]);
+      assert.equal(second.unchanged.length, 7);
+      assert.equal(await Deno.readTextFile(path), after, "nothing written");
+      const backups = (await listDir(`${dir}/home/.claude`)).filter((n) => n.includes(".bak-"));
+      assert.equal(backups.length, 1);
+    });
+  },
+});
+
+Deno.test({
+  name: "older lifeline entries, under another path to the binary, are updated in place",
+  ignore: Deno.build.os === "windows",
+  async fn() {
+    await withTempDir(async (dir) => {
+      const path = await setUp(dir);
+      await Deno.writeTextFile(
+        path,
+        JSON.stringify({
+          hooks: {
+            PostToolUse: [{
+              matcher: "*",
+              hooks: [
+                { type: "command", command: "/opt/old/lifeline hook heartbeat" },
+                { type: "command", command: "/opt/old/lifeline hook track", timeout: 30 },
+                { type: "command", command: "other-tool" },
+              ],
+            }],
+            SessionStart: [{
+              hooks: [{ type: "command", command: '"/Users/me/bin/lifeline" hook crash' }],
+            }],
+          },
+        }),
+      );
+      const out = JSON.parse((await init(dir)).stdout);
+      assert.deepEqual(out.updated.sort(), [
+        "PostToolUse: lifeline hook heartbeat",
+        "PostToolUse: lifeline hook track",
+        "SessionStart: lifeline hook crash",
+      ]);
+      const hooks = JSON.parse(await Deno.readTextFile(path)).hooks;
+      assert.deepEqual(hooks.PostToolUse, [{
+        matcher: "*",
+        hooks: [
+          { type: "command", command: "lifeline hook heartbeat", async: true },
+          { type: "command", command: "lifeline hook track", timeout: 30 },
+          { type: "command", command: "other-tool" },
+        ],
+      }]);
+      assert.deepEqual(hooks.SessionStart, EXPECTED_HOOKS.SessionStart);
+    });
+  },
+});
+
+Deno.test({
+  name: "an invalid file is refused with its line and column, and left untouched",
+  ignore: Deno.build.os === "windows",
+  async fn() {
+    await withTempDir(async (dir) => {
+      const path = await setUp(dir);
+      const broken = '{\n  "model": "opus",\n  "hooks": {},\n}\n';
+      await Deno.writeTextFile(path, broken);
+      const result = await init(dir);
+      assert.equal(result.code, 1);
+      assert.match(result.stderr, /is not valid JSON at line 4, column 1/);
+      assert.equal(await Deno.readTextFile(path), broken);
+      assert.deepEqual(
+        (await listDir(`${dir}/home/.claude`)).filter((n) => n.includes(".bak-")),
+        [],
+      );
+    });
+  },
+});
+
+Deno.test({
+  name: "--dry-run writes nothing; --scope project|local and --settings choose the file",
+  ignore: Deno.build.os === "windows",
+  async fn() {
+    await withTempDir(async (dir) => {
+      await setUp(dir);
+      const dry = await runLifeline(["init", "--dry-run", "--scope", "project"], {
+        env: { HOME: `${dir}/home`, PATH: `${dir}/bin:/usr/bin:/bin` },
+        cwd: `${dir}/project`,
+      });
+      assert.equal(dry.code, 0);
+      assert.match(dry.stdout, /Would write .*\/project\/\.claude\/settings\.json:/);
+      assert.deepEqual(await listDir(`${dir}/project/.claude`), []);
+      const local = JSON.parse((await init(dir, "--scope", "local")).stdout);
+      assert.equal(local.path, `${dir}/project/.claude/settings.local.json`);
+      const explicit = JSON.parse((await init(dir, "--settings", "custom.json")).stdout);
+      assert.equal(explicit.path, `${dir}/project/custom.json`);
+      const bad = await init(dir, "--scope", "galaxy");
+      assert.equal(bad.code, 64);
+    });
+  },
+});
+
+Deno.test({
+  name: "without lifeline on PATH, the hooks call the running program by its absolute path",
+  ignore: Deno.build.os === "windows",
+  async fn() {
+    await withTempDir(async (dir) => {
+      const path = await setUp(dir);
+      await Deno.remove(`${dir}/bin/lifeline`);
+      await init(dir);
+      const command = JSON.parse(await Deno.readTextFile(path)).hooks.Stop[0].hooks[0]
+        .command as string;
+      assert.ok(command.startsWith(Deno.execPath()), command);
+      assert.match(command, /main\.ts hook track$/);
+    });
+  },
+});
