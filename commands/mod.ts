@@ -30,6 +30,11 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: () => import("./init.ts"),
   },
   {
+    name: "doctor",
+    summary: "Check the setup: settings, hooks, matchers, binary, tmux, state, watchers",
+    load: () => import("./doctor.ts"),
+  },
+  {
     name: "hook crash",
     summary: "SessionStart hook: repairs state a crashed session left, and says what it found",
     load: () => import("./hook_crash.ts"),

@@ -1,0 +1,399 @@
+/**
+ * `lifeline doctor`: checks a setup and says, for each problem, the fix in one line.
+ *
+ * @module
+ */
+
+import { type Context, EXIT } from "../lib/cli.ts";
+import { type Config, ConfigError, DEFAULT_CONFIG, loadConfig } from "../lib/config.ts";
+import { parseFlags } from "../lib/flags.ts";
+import { readKillSwitch } from "../lib/kill_switch.ts";
+import { absolutePath, joinPath, killSwitchPath, projectPaths, stateDir } from "../lib/paths.ts";
+import {
+  allSettingsPaths,
+  commandHooks,
+  lifelineHookOf,
+  matcherProblem,
+  matchers,
+  readSettings,
+} from "../lib/settings.ts";
+import { describeError, numberCodec, readState } from "../lib/store.ts";
+import { onPath } from "./init.ts";
+
+export const help = `Usage: lifeline doctor [--root DIR] [--json]
+
+Checks the setup; each check prints ok, warn or fail, with the fix in one line:
+
+  settings     every settings file (user, project, local, managed) parses; on a syntax error,
+               its line and column (the usual reason a hook setup breaks at startup)
+  hooks        hooks that call lifeline use a command that exists, and a real hook name
+  matchers     matchers are valid regexes; "mcp__server" without "__.*" matches nothing
+  binary       lifeline is on PATH
+  tmux         tmux is installed (watch tmux needs it), and its version
+  state        the project's and lifeline's own state directories are writable
+  config       the config files are valid
+  self-heal    the kill switch's state
+  watchers     whether a tmux watcher or stale-session daemon runs (its lock is held)
+  corrupt      corrupt or quarantined state files
+  claims       stale claim locks
+
+Exits 1 when any check fails.
+
+Options:
+  --root DIR   the project (default: .)
+  --json       {"checks": [{"name", "status", "message", "fix"}], "ok"}
+  -h, --help`;
+
+/** One check's result. */
+export interface Check {
+  name: string;
+  status: "ok" | "warn" | "fail";
+  message: string;
+  fix?: string;
+}
+
+const HOOK_NAMES = ["crash", "track", "heartbeat", "remind"];
+
+async function settingsChecks(
+  ctx: Context,
+  root: string,
+): Promise<{ checks: Check[]; parsed: { scope: string; value: Record<string, unknown> }[] }> {
+  const checks: Check[] = [];
+  const parsed: { scope: string; value: Record<string, unknown> }[] = [];
+  for (const { scope, path } of allSettingsPaths(ctx.env, root)) {
+    let read;
+    try {
+      read = await readSettings(path);
+    } catch (error) {
+      checks.push({
+        name: "settings",
+        status: "fail",
+        message: `${scope}: cannot read ${path}: ${describeError(error)}`,
+        fix: "check the file's permissions",
+      });
+      continue;
+    }
+    if (read.kind === "missing") {
+      checks.push({ name: "settings", status: "ok", message: `${scope}: ${path} (not present)` });
+    } else if (read.kind === "invalid") {
+      checks.push({
+        name: "settings",
+        status: "fail",
+        message:
+          `${scope}: ${path} is not valid JSON at line ${read.line}, column ${read.column}: ${read.reason}`,
+        fix:
+          `fix line ${read.line} of ${path} (often a trailing comma); Claude Code ignores the whole file until then`,
+      });
+    } else {
+      checks.push({ name: "settings", status: "ok", message: `${scope}: ${path} parses` });
+      parsed.push({ scope, value: read.value });
+    }
+  }
+  return { checks, parsed };
+}
+
+async function hookChecks(
+  ctx: Context,
+  parsed: { scope: string; value: Record<string, unknown> }[],
+): Promise<Check[]> {
+  const checks: Check[] = [];
+  let lifelineHooks = 0;
+  for (const { scope, value } of parsed) {
+    for (const { event, command } of commandHooks(value)) {
+      if (!/lifeline|main\.ts/.test(command)) continue;
+      const hook = lifelineHookOf(command);
+      const named = /\bhook\s+(\S+)/.exec(command)?.[1];
+      if (!hook) {
+        if (named && !HOOK_NAMES.includes(named)) {
+          checks.push({
+            name: "hooks",
+            status: "fail",
+            message: `${scope} ${event}: "${command}" runs an unknown hook "${named}"`,
+            fix: `use one of: ${HOOK_NAMES.join(", ")}`,
+          });
+        }
+        continue;
+      }
+      lifelineHooks++;
+      const program = (/^"([^"]+)"|^(\S+)/.exec(command.trim()) ?? [])[1] ??
+        (/^(\S+)/.exec(command.trim()) ?? [])[1] ?? "";
+      const exists = program.includes("/") || program.includes("\\")
+        ? await Deno.stat(program).then((s) => s.isFile, () => false)
+        : (await onPath(program, ctx.env.PATH)) !== null;
+      checks.push(
+        exists ? { name: "hooks", status: "ok", message: `${scope} ${event}: ${command}` } : {
+          name: "hooks",
+          status: "fail",
+          message: `${scope} ${event}: "${program}" does not exist`,
+          fix: "install lifeline on PATH, or run `lifeline init` again to point the hooks at it",
+        },
+      );
+    }
+    for (const { event, matcher } of matchers(value)) {
+      const problem = matcherProblem(matcher);
+      if (problem) {
+        checks.push({
+          name: "matchers",
+          status: problem.level,
+          message: `${scope} ${event}: ${problem.message}`,
+          fix: "edit the matcher in the settings file",
+        });
+      }
+    }
+  }
+  if (lifelineHooks === 0) {
+    checks.push({
+      name: "hooks",
+      status: "warn",
+      message: "no settings file runs lifeline's hooks",
+      fix: "run `lifeline init`",
+    });
+  }
+  if (!checks.some((c) => c.name === "matchers")) {
+    checks.push({ name: "matchers", status: "ok", message: "every matcher is valid" });
+  }
+  return checks;
+}
+
+async function writable(dir: string): Promise<string | null> {
+  try {
+    await Deno.mkdir(dir, { recursive: true });
+    const probe = joinPath(dir, `.lifeline-doctor-${crypto.randomUUID().slice(0, 8)}`);
+    await Deno.writeTextFile(probe, "");
+    await Deno.remove(probe);
+    return null;
+  } catch (error) {
+    return describeError(error);
+  }
+}
+
+async function lockHolders(dir: string): Promise<{ name: string; pid: number | null }[]> {
+  const held: { name: string; pid: number | null }[] = [];
+  let entries: string[] = [];
+  try {
+    for await (const entry of Deno.readDir(dir)) entries.push(entry.name);
+  } catch {
+    entries = [];
+  }
+  for (const name of entries.filter((n) => n.endsWith(".lock"))) {
+    const file = await Deno.open(joinPath(dir, name), { read: true, write: true });
+    try {
+      if (await file.tryLock(true)) {
+        await file.unlock();
+      } else {
+        const base = name.slice(0, -".lock".length);
+        const pid = await readState(joinPath(dir, `${base}.pid`), numberCodec);
+        held.push({ name: base, pid: pid.kind === "ok" ? pid.value : null });
+      }
+    } finally {
+      file.close();
+    }
+  }
+  return held;
+}
+
+async function walkFiles(
+  dir: string,
+  depth: number,
+  visit: (path: string, name: string) => Promise<void>,
+) {
+  try {
+    for await (const entry of Deno.readDir(dir)) {
+      const path = joinPath(dir, entry.name);
+      if (entry.isDirectory && depth > 0) await walkFiles(path, depth - 1, visit);
+      else if (entry.isFile) await visit(path, entry.name);
+    }
+  } catch {
+    // missing: nothing to check
+  }
+}
+
+/** Runs every check. */
+export async function runChecks(ctx: Context, root: string): Promise<Check[]> {
+  const checks: Check[] = [];
+  const settings = await settingsChecks(ctx, root);
+  checks.push(...settings.checks, ...await hookChecks(ctx, settings.parsed));
+
+  const binary = await onPath("lifeline", ctx.env.PATH);
+  const bareHooks = settings.parsed.some(({ value }) =>
+    commandHooks(value).some((h) => /^lifeline\s/.test(h.command))
+  );
+  checks.push(
+    binary ? { name: "binary", status: "ok", message: `lifeline is on PATH: ${binary}` } : {
+      name: "binary",
+      status: bareHooks ? "fail" : "warn",
+      message: "lifeline is not on PATH",
+      fix: "put the lifeline binary in a PATH directory (e.g. ~/.local/bin)",
+    },
+  );
+
+  try {
+    const out = await new Deno.Command("tmux", { args: ["-V"], stdout: "piped", stderr: "null" })
+      .output();
+    checks.push({
+      name: "tmux",
+      status: "ok",
+      message: new TextDecoder().decode(out.stdout).trim(),
+    });
+  } catch {
+    checks.push({
+      name: "tmux",
+      status: "warn",
+      message: "tmux is not installed: `lifeline watch tmux` cannot run",
+      fix: "install tmux (apt install tmux, brew install tmux)",
+    });
+  }
+
+  for (
+    const [what, dir] of [["project state", root], [
+      "lifeline's own state",
+      stateDir(ctx.env),
+    ]] as const
+  ) {
+    const problem = await writable(dir);
+    checks.push(
+      problem === null ? { name: "state", status: "ok", message: `${what} is writable: ${dir}` } : {
+        name: "state",
+        status: "fail",
+        message: `${what} is not writable: ${dir} (${problem})`,
+        fix: `make ${dir} writable; hooks stay silent (fail open) until then`,
+      },
+    );
+  }
+
+  let config: Config = DEFAULT_CONFIG;
+  try {
+    config = await loadConfig(ctx.env, root);
+    checks.push({ name: "config", status: "ok", message: "config files are valid (or absent)" });
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    checks.push({
+      name: "config",
+      status: "fail",
+      message: error.message,
+      fix: "fix the file, or remove it to use the defaults",
+    });
+  }
+
+  const killSwitch = await readKillSwitch(killSwitchPath(ctx.env));
+  checks.push(
+    killSwitch.state === "unknown"
+      ? {
+        name: "self-heal",
+        status: "warn",
+        message: `cannot check ${killSwitch.path}: ${killSwitch.error}`,
+        fix: "check that directory's permissions",
+      }
+      : {
+        name: "self-heal",
+        status: "ok",
+        message: `self-heal is ${killSwitch.state} (${killSwitch.path} ${
+          killSwitch.state === "off" ? "exists" : "does not exist"
+        })`,
+      },
+  );
+
+  const watchers = await lockHolders(joinPath(stateDir(ctx.env), "watch"));
+  const daemons = await lockHolders(joinPath(stateDir(ctx.env), "daemon"));
+  checks.push(
+    watchers.length > 0
+      ? {
+        name: "watchers",
+        status: "ok",
+        message: `tmux watcher running: ${
+          watchers.map((w) => `${w.name} (pid ${w.pid ?? "?"})`).join(", ")
+        }`,
+      }
+      : {
+        name: "watchers",
+        status: "warn",
+        message: "no tmux watcher is running",
+        fix: "run `lifeline watch tmux` in a background shell",
+      },
+  );
+  checks.push(
+    daemons.length > 0
+      ? {
+        name: "watchers",
+        status: "ok",
+        message: `stale-session daemon running: ${
+          daemons.map((d) => `pid ${d.pid ?? "?"}`).join(", ")
+        }`,
+      }
+      : {
+        name: "watchers",
+        status: "warn",
+        message: "no stale-session daemon is running",
+        fix: "run `lifeline daemon stale --root <project>` in a background shell",
+      },
+  );
+
+  const quarantined: string[] = [];
+  const corrupt: string[] = [];
+  const p = projectPaths(root);
+  await walkFiles(p.sessions, 2, async (path, name) => {
+    if (/\.corrupt-/.test(name)) quarantined.push(path.slice(root.length + 1));
+    else if (/\.json$/.test(name)) {
+      try {
+        JSON.parse(await Deno.readTextFile(path));
+      } catch {
+        corrupt.push(path.slice(root.length + 1));
+      }
+    }
+  });
+  checks.push(
+    corrupt.length > 0
+      ? {
+        name: "corrupt",
+        status: "fail",
+        message: `state files that do not parse: ${corrupt.join(", ")}`,
+        fix: "the next update moves them aside; or move them aside yourself",
+      }
+      : quarantined.length > 0
+      ? {
+        name: "corrupt",
+        status: "warn",
+        message: `quarantined files (corrupt, moved aside): ${quarantined.join(", ")}`,
+        fix: "look at them, then delete them",
+      }
+      : { name: "corrupt", status: "ok", message: "no corrupt or quarantined state files" },
+  );
+
+  const stale: string[] = [];
+  const limit = config.crash.claimStaleMinutes * 60_000;
+  await walkFiles(p.claims, 4, async (path, name) => {
+    if (!name.endsWith(".lock")) return;
+    const mtime = (await Deno.stat(path)).mtime?.getTime() ?? ctx.now();
+    if (ctx.now() - mtime > limit) stale.push(path.slice(root.length + 1));
+  });
+  checks.push(
+    stale.length > 0
+      ? {
+        name: "claims",
+        status: "warn",
+        message: `stale claim locks (older than ${config.crash.claimStaleMinutes} min): ${
+          stale.join(", ")
+        }`,
+        fix: "the next session start (hook crash) removes them unless their owner still runs",
+      }
+      : { name: "claims", status: "ok", message: "no stale claim locks" },
+  );
+  return checks;
+}
+
+export async function run(ctx: Context): Promise<number> {
+  const { values } = parseFlags(ctx.args, { root: { type: "string" }, json: { type: "boolean" } });
+  const root = absolutePath(values.root ?? ".", ctx.cwd);
+  const checks = await runChecks(ctx, root);
+  const failed = checks.some((c) => c.status === "fail");
+  if (values.json) {
+    ctx.out.json({ root, ok: !failed, checks });
+  } else {
+    for (const c of checks) {
+      ctx.out.line(`${c.status.padEnd(4)}  ${c.name.padEnd(9)}  ${c.message}`);
+      if (c.fix && c.status !== "ok") ctx.out.line(`${"".padEnd(17)}fix: ${c.fix}`);
+    }
+    ctx.out.line(failed ? "Some checks failed." : "No check failed.");
+  }
+  return failed ? EXIT.error : EXIT.ok;
+}
