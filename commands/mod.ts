@@ -35,6 +35,11 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: () => import("./doctor.ts"),
   },
   {
+    name: "status",
+    summary: "Show sessions, watched panes, breakers, failing tools and pending advice",
+    load: () => import("./status.ts"),
+  },
+  {
     name: "hook crash",
     summary: "SessionStart hook: repairs state a crashed session left, and says what it found",
     load: () => import("./hook_crash.ts"),

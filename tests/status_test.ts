@@ -1,0 +1,212 @@
+import assert from "node:assert/strict";
+import { REPO_DIR, runLifeline } from "./helpers/lifeline.ts";
+import { listDir, withTempDir } from "./helpers/temp.ts";
+
+const IGNORE = Deno.build.os === "windows";
+const TREE = `${REPO_DIR}/tests/fixtures/lifeline/status-tree`;
+
+async function copyTree(from: string, to: string): Promise<void> {
+  await Deno.mkdir(to, { recursive: true });
+  for await (const entry of Deno.readDir(from)) {
+    if (entry.isDirectory) await copyTree(`${from}/${entry.name}`, `${to}/${entry.name}`);
+    else await Deno.copyFile(`${from}/${entry.name}`, `${to}/${entry.name}`);
+  }
+}
+
+/** How old each fixture session's heartbeat is made, in seconds. */
+const HEARTBEAT_AGES: Record<string, number> = {
+  crashed: 3 * 3600,
+  orphan: 4 * 3600,
+  rescued: 5 * 3600,
+  working: 30,
+};
+
+/** The pid of a process that has exited. */
+async function deadPid(): Promise<number> {
+  const child = new Deno.Command("true").spawn();
+  await child.status;
+  return child.pid;
+}
+
+/**
+ * The fixture tree in `dir`, made current: heartbeats `secondsAgo` old, and the `crashed`
+ * session's agent a process that is gone.
+ */
+async function stateTree(dir: string, now: number): Promise<void> {
+  await copyTree(TREE, dir);
+  for (const [id, secondsAgo] of Object.entries(HEARTBEAT_AGES)) {
+    await Deno.writeTextFile(
+      `${dir}/project/sessions/${id}/heartbeat`,
+      `${Math.floor(now / 1000) - secondsAgo}\n`,
+    );
+  }
+  const crashed = `${dir}/project/sessions/crashed/session.json`;
+  const record = JSON.parse(await Deno.readTextFile(crashed));
+  await Deno.writeTextFile(crashed, JSON.stringify({ ...record, agent_pid: await deadPid() }));
+}
+
+/** Ages move while the command runs: each must lie within a few seconds after the one written. */
+function assertAgeNear(actual: unknown, expected: number) {
+  assert.equal(typeof actual, "number");
+  assert.ok(
+    (actual as number) >= expected && (actual as number) <= expected + 10,
+    `age ${actual}, expected ${expected}`,
+  );
+}
+
+Deno.test({
+  name: "status --json: reports a fixture state tree in full",
+  ignore: IGNORE,
+  async fn() {
+    await withTempDir(async (dir) => {
+      await stateTree(dir, Date.now());
+      const env = { HOME: `${dir}/home`, LIFELINE_STATE_DIR: `${dir}/state` };
+      const result = await runLifeline(["status", "--json", "--root", `${dir}/project`], { env });
+      assert.equal(result.code, 0, result.stderr);
+      const status = JSON.parse(result.stdout);
+
+      for (const session of status.sessions) {
+        assertAgeNear(session.heartbeat_age, HEARTBEAT_AGES[session.id]!);
+        session.heartbeat_age = "checked";
+        session.reason = session.reason.replace(/\d+s/, "<age>");
+      }
+
+      assert.deepEqual(status, {
+        root: `${dir}/project`,
+        kill_switch: { state: "off", path: `${dir}/home/.claude/self-heal.off` },
+        sessions: [
+          {
+            id: "crashed",
+            heartbeat_age: "checked",
+            state: "dead",
+            pane: null,
+            reason: "no heartbeat for <age> and its agent process is gone",
+          },
+          {
+            id: "orphan",
+            heartbeat_age: "checked",
+            state: "unknown",
+            pane: null,
+            reason: "no heartbeat for <age>, and neither its pane nor its process can be checked",
+          },
+          {
+            id: "rescued",
+            heartbeat_age: "checked",
+            state: "scavenged",
+            pane: null,
+            reason: "its handoff is in handoffs/scavenged.md",
+          },
+          {
+            id: "working",
+            heartbeat_age: "checked",
+            state: "alive",
+            pane: "%3",
+            reason: "heartbeat <age> ago",
+          },
+        ],
+        watched_panes: [
+          {
+            server: "L-agents",
+            pane: "%3",
+            session: "agents",
+            state: "usage_limit",
+            limited_until: "2026-11-30T12:00:00.000Z",
+            resume_at: "2026-11-30T12:01:00.000Z",
+            attempts: 0,
+            resumed: false,
+            gave_up: false,
+            refusal: null,
+          },
+          {
+            server: "L-agents",
+            pane: "%5",
+            session: "agents",
+            state: "dangerous_prompt",
+            limited_until: null,
+            resume_at: null,
+            attempts: 0,
+            resumed: false,
+            gave_up: false,
+            refusal: "a confirmation prompt is on screen: never typed into",
+          },
+          {
+            server: "L-agents",
+            pane: "%7",
+            session: "agents",
+            state: "usage_limit",
+            limited_until: "2026-11-30T11:00:00.000Z",
+            resume_at: "2026-11-30T11:01:00.000Z",
+            attempts: 1,
+            resumed: false,
+            gave_up: false,
+            refusal: "the input box is not empty",
+          },
+        ],
+        breakers: [{ task: "build-7", triggered_at: "2026-11-30T07:15:00.000Z", error_count: 3 }],
+        tools_over_threshold: [{ session: "working", tool: "Bash", failures: 3 }],
+        outbox: [{
+          session: "working",
+          advice: ["The last 3 turns failed with overloaded_error. Consider /model opus."],
+        }],
+      });
+    });
+  },
+});
+
+Deno.test({
+  name: "status: the table shows every section, and reading it changes nothing",
+  ignore: IGNORE,
+  async fn() {
+    await withTempDir(async (dir) => {
+      await stateTree(dir, Date.now());
+      const before = await snapshot(dir);
+      const env = { HOME: `${dir}/home`, LIFELINE_STATE_DIR: `${dir}/state` };
+      const result = await runLifeline(["status"], { env, cwd: `${dir}/project` });
+      assert.equal(result.code, 0, result.stderr);
+      const lines = result.stdout.split("\n");
+      assert.equal(lines[0], `lifeline status for ${dir}/project`);
+      assert.match(result.stdout, /^self-heal: off /m);
+      assert.match(result.stdout, /^ {2}working {2,}3\ds {2,}alive {2,}%3$/m);
+      assert.match(result.stdout, /^ {2}crashed {2,}3h {2,}dead {2,}-$/m);
+      assert.match(result.stdout, /^ {2}rescued {2,}5h {2,}scavenged {2,}-$/m);
+      assert.match(result.stdout, /^ {2}%5 +dangerous_prompt +- +0 +a confirmation prompt/m);
+      assert.match(result.stdout, /^open breakers: build-7 \(3 failures\)$/m);
+      assert.match(result.stdout, /^tools at the fallback threshold: Bash x3 \(working\)$/m);
+      assert.match(result.stdout, /^ {2}working: The last 3 turns failed/m);
+      assert.deepEqual(await snapshot(dir), before);
+    });
+  },
+});
+
+Deno.test({
+  name: "status: an empty project says none everywhere",
+  ignore: IGNORE,
+  async fn() {
+    await withTempDir(async (dir) => {
+      const env = { HOME: dir, LIFELINE_STATE_DIR: `${dir}/state` };
+      const result = await runLifeline(["status", "--json"], { env, cwd: dir });
+      assert.equal(result.code, 0, result.stderr);
+      assert.deepEqual(JSON.parse(result.stdout), {
+        root: dir,
+        kill_switch: { state: "on", path: `${dir}/.claude/self-heal.off` },
+        sessions: [],
+        watched_panes: [],
+        breakers: [],
+        tools_over_threshold: [],
+        outbox: [],
+      });
+      assert.deepEqual(await listDir(dir), [], "status wrote nothing");
+    });
+  },
+});
+
+/** Every file under `dir` with its content. */
+async function snapshot(dir: string, prefix = ""): Promise<Record<string, string>> {
+  const files: Record<string, string> = {};
+  for await (const entry of Deno.readDir(`${dir}/${prefix}`)) {
+    const path = `${prefix}${entry.name}`;
+    if (entry.isDirectory) Object.assign(files, await snapshot(dir, `${path}/`));
+    else files[path] = await Deno.readTextFile(`${dir}/${path}`);
+  }
+  return files;
+}
