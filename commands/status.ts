@@ -183,20 +183,25 @@ export async function run(ctx: Context): Promise<number> {
   const out = (line: string) => ctx.out.line(line);
   out(`lifeline status for ${root}`);
   out(`self-heal: ${s.kill_switch.state} (${s.kill_switch.path})`);
-  out(`sessions: ${s.sessions.length === 0 ? "none" : ""}`);
+  out(s.sessions.length === 0 ? "sessions: none" : "sessions:");
   if (s.sessions.length > 0) {
     table([
       ["id", "heartbeat", "state", "pane"],
       ...s.sessions.map((x) => [x.id, age(x.heartbeat_age), x.state, x.pane ?? "-"]),
     ]).forEach(out);
   }
-  out(`watched panes: ${s.watched_panes.length === 0 ? "none" : ""}`);
+  out(s.watched_panes.length === 0 ? "watched panes: none" : "watched panes:");
   if (s.watched_panes.length > 0) {
     table([
-      ["pane", "state", "limited until", "attempts", "refusal"],
-      ...s.watched_panes.map((
-        p,
-      ) => [p.pane, p.state, p.limited_until ?? "-", String(p.attempts), p.refusal ?? "-"]),
+      ["server", "pane", "state", "limited until", "attempts", "refusal"],
+      ...s.watched_panes.map((p) => [
+        p.server,
+        p.pane,
+        p.resumed ? "resumed" : p.gave_up ? "gave up" : p.state,
+        p.limited_until ?? "-",
+        String(p.attempts),
+        p.refusal ?? "-",
+      ]),
     ]).forEach(out);
   }
   out(
@@ -213,7 +218,7 @@ export async function run(ctx: Context): Promise<number> {
         : s.tools_over_threshold.map((t) => `${t.tool} x${t.failures} (${t.session})`).join(", ")
     }`,
   );
-  out(`pending advice: ${s.outbox.length === 0 ? "none" : ""}`);
+  out(s.outbox.length === 0 ? "pending advice: none" : "pending advice:");
   for (const box of s.outbox) for (const text of box.advice) out(`  ${box.session}: ${text}`);
   return EXIT.ok;
 }

@@ -9,8 +9,8 @@ import { commitAll, git, makeRepo } from "../tests/helpers/git_repo.ts";
 import type { DemoPlace } from "./hooks.ts";
 import { expect, heading, lifeline, say, step } from "./narrate.ts";
 
-/** The five scenarios of spec/handle-failure.md. */
-export async function demoFail({ env }: DemoPlace, scratch: string): Promise<void> {
+/** The five scenarios of spec/handle-failure.md. Returns the loop's repository. */
+export async function demoFail({ env }: DemoPlace, scratch: string): Promise<string> {
   heading("fail handle: an autonomous loop's failures, end to end");
   const repo = await makeRepo(`${scratch}/repo`, { "src/cart.ts": "export const total = 0;\n" });
   const run = (args: string[]) => lifeline(args, { env, cwd: repo });
@@ -132,4 +132,5 @@ export async function demoFail({ env }: DemoPlace, scratch: string): Promise<voi
   const report = await Deno.readTextFile(`${repo}/.trace/FAILURE_REPORT_T5.md`);
   say("  .trace/FAILURE_REPORT_T5.md, its 熔断状态 section:");
   say(...report.split("\n").filter((l) => /任务级熔断|错误计数/.test(l)).map((l) => `  │ ${l}`));
+  return repo;
 }

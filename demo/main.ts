@@ -10,6 +10,7 @@ import { demoDaemon } from "./daemon.ts";
 import { demoFail } from "./fail.ts";
 import { demoHooks } from "./hooks.ts";
 import { say } from "./narrate.ts";
+import { demoSetup } from "./setup.ts";
 import { demoWatch } from "./watch.ts";
 
 const started = performance.now();
@@ -27,7 +28,9 @@ try {
   await Deno.mkdir(`${work}/daemon`);
   await demoDaemon(place, `${work}/daemon`);
   await Deno.mkdir(`${work}/fail`);
-  await demoFail(place, `${work}/fail`);
+  const loopRepo = await demoFail(place, `${work}/fail`);
+  await Deno.mkdir(`${work}/setup`);
+  await demoSetup(place, `${work}/setup`, loopRepo);
   say("", `Demo finished in ${((performance.now() - started) / 1000).toFixed(1)} s.`);
 } finally {
   await Deno.remove(work, { recursive: true });

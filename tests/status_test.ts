@@ -169,7 +169,11 @@ Deno.test({
       assert.match(result.stdout, /^ {2}working {2,}3\ds {2,}alive {2,}%3$/m);
       assert.match(result.stdout, /^ {2}crashed {2,}3h {2,}dead {2,}-$/m);
       assert.match(result.stdout, /^ {2}rescued {2,}5h {2,}scavenged {2,}-$/m);
-      assert.match(result.stdout, /^ {2}%5 +dangerous_prompt +- +0 +a confirmation prompt/m);
+      assert.match(result.stdout, /^sessions:$/m);
+      assert.match(
+        result.stdout,
+        /^ {2}L-agents +%5 +dangerous_prompt +- +0 +a confirmation prompt/m,
+      );
       assert.match(result.stdout, /^open breakers: build-7 \(3 failures\)$/m);
       assert.match(result.stdout, /^tools at the fallback threshold: Bash x3 \(working\)$/m);
       assert.match(result.stdout, /^ {2}working: The last 3 turns failed/m);

@@ -151,3 +151,19 @@ export function spawnLifeline(
     ...(cwd ? { cwd } : {}),
   }).spawn();
 }
+
+/**
+ * Writes an executable `lifeline` into `binDir` that runs this checkout the way the binary runs,
+ * so a PATH holding `binDir` behaves as if the release binary were installed.
+ */
+export async function installLifelineWrapper(binDir: string): Promise<string> {
+  const { program, args } = lifelineCommand();
+  const quote = (word: string) => `'${word.replaceAll("'", "'\\''")}'`;
+  const script = `#!/bin/sh\nDENO_DIR=${quote(denoCacheDir())} exec ${
+    [program, ...args].map(quote).join(" ")
+  } "$@"\n`;
+  const path = `${binDir}/lifeline`;
+  await Deno.mkdir(binDir, { recursive: true });
+  await Deno.writeTextFile(path, script, { mode: 0o755 });
+  return path;
+}
