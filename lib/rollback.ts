@@ -136,6 +136,18 @@ function backupMessage(task: string, fields: Record<string, string>): string {
   ].join("\n");
 }
 
+/**
+ * Who the backup commits are by. They are lifeline's snapshots, not the user's commits, and a
+ * repository without a configured identity (a container, a CI machine) must still be backed up:
+ * without this, `git commit-tree` fails there and the rollback with it.
+ */
+const SNAPSHOT_IDENTITY = {
+  GIT_AUTHOR_NAME: "lifeline",
+  GIT_AUTHOR_EMAIL: "lifeline@localhost",
+  GIT_COMMITTER_NAME: "lifeline",
+  GIT_COMMITTER_EMAIL: "lifeline@localhost",
+};
+
 /** Saves the complete working tree and index under a new `refs/lifeline/backups/` ref. */
 async function saveBackup(repo: Repo, name: string): Promise<BackupInfo> {
   const preHead = await resolveCommit(repo.top, "HEAD");
@@ -149,7 +161,7 @@ async function saveBackup(repo: Repo, name: string): Promise<BackupInfo> {
     preHead,
     "-m",
     `lifeline: index of ${name}`,
-  ]);
+  ], { env: SNAPSHOT_IDENTITY });
   const commit = await git(repo.top, [
     "commit-tree",
     worktree,
@@ -159,7 +171,7 @@ async function saveBackup(repo: Repo, name: string): Promise<BackupInfo> {
     indexCommit,
     "-m",
     backupMessage(name, { pre_head: preHead, index_tree: indexTree, worktree }),
-  ]);
+  ], { env: SNAPSHOT_IDENTITY });
   let ref = `refs/lifeline/backups/${name}`;
   for (let n = 2; await resolveCommit(repo.top, ref); n++) {
     ref = `refs/lifeline/backups/${name}-${n}`;

@@ -168,6 +168,31 @@ Deno.test({
 });
 
 Deno.test({
+  name: "a repository without a git identity is still backed up and rolled back",
+  ignore: IGNORE,
+  async fn() {
+    await withTempDir(async (dir) => {
+      const repo = await setUp(dir, { "src/ui.ts": "export const ui = 1;\n" });
+      await git(repo, "config", "--unset", "user.email");
+      await git(repo, "config", "--unset", "user.name");
+      // Never guess an identity from the host name, so this fails the same on every machine.
+      await git(repo, "config", "user.useConfigOnly", "true");
+      await Deno.writeTextFile(`${repo}/src/ui.ts`, "work in progress\n");
+      const out = await handle(dir, "T2", "layering", "违反分层架构 - UI层直接调用Repo层");
+      assert.equal(out.rollback.done, true);
+      assert.equal(await read(repo, "src/ui.ts"), "export const ui = 1;\n");
+      assert.equal(
+        await git(repo, "log", "-1", "--format=%an <%ae>", out.rollback.backup),
+        "lifeline <lifeline@localhost>",
+      );
+      const restore = await lifeline(dir, ["fail", "restore", out.rollback.backup]);
+      assert.equal(restore.code, 0, restore.stderr);
+      assert.equal(await read(repo, "src/ui.ts"), "work in progress\n");
+    });
+  },
+});
+
+Deno.test({
   name: "scenario 3: a third failure writes the breaker file and a CRITICAL event, and escalates",
   ignore: IGNORE,
   async fn() {
