@@ -368,7 +368,7 @@ async function scan(w: Watcher): Promise<void> {
   }
   const due = [...w.records.values()]
     .filter((r) => decisions.get(r.pane)?.action === "resume" && w.ctx.now() >= (r.resume_at ?? 0))
-    .sort((a, b) => a.resume_at! - b.resume_at!);
+    .sort((a, b) => a.resume_at! - b.resume_at! || a.pane.localeCompare(b.pane));
   for (const record of due) {
     if (w.ctx.signal.aborted) break;
     w.records.set(record.pane, await resume(w, record, decisions.get(record.pane)!.keys ?? "text"));

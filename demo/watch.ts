@@ -52,9 +52,10 @@ export async function demoWatch({ project, home }: DemoPlace, scratch: string): 
         }
       }
     })();
-    // While the watcher checks that the first resume worked, the second pane's screen turns into
-    // a risky prompt: its last look before typing must catch it.
-    while ((await tmux.received(first)).length < 2) await new Promise((r) => setTimeout(r, 50));
+    // Both panes are due at once and the watcher takes them in order. As soon as it starts typing
+    // into the first, the second pane's screen turns into a risky prompt: the watcher's last look
+    // before typing into it (after checking the first one's resume, 2 s later) must catch it.
+    while ((await tmux.received(first)).length < 1) await new Promise((r) => setTimeout(r, 20));
     await tmux.setScreen(
       second,
       dialogScreen(["❯ clean up"], [
