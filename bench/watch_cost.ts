@@ -58,21 +58,29 @@ async function cpuMs(pid: number): Promise<number> {
 /** Measures the scan cost with `panes` agents and the idle CPU over `idleSeconds`. */
 export async function measureWatchCost(
   work: string,
-  { panes = 20, rounds = 5, idleSeconds = 60 } = {},
+  { panes = 20, rounds = 7, idleSeconds = 60 } = {},
 ): Promise<WatchCost> {
-  const tmux = new TmuxHarness(work);
+  // Two servers, measured in alternating rounds so that noise hits both alike: one with only a
+  // shell pane, one with the agents too. Their difference is the cost of the agent panes.
+  const empty = new TmuxHarness(`${work}/empty`);
+  const tmux = new TmuxHarness(`${work}/agents`);
   try {
-    // One non-agent pane keeps the server up for the "no panes" runs.
-    await tmux.addAgent(agentScreen({ conversation: ["$ ls"] }), { command: "bash" });
-    const without: number[] = [];
-    for (let i = 0; i < rounds; i++) without.push(await timeOnce(tmux.socket, work));
+    await Deno.mkdir(empty.dir, { recursive: true });
+    await Deno.mkdir(tmux.dir, { recursive: true });
+    const shell = agentScreen({ conversation: ["$ ls"] });
+    await empty.addAgent(shell, { command: "bash" });
+    await tmux.addAgent(shell, { command: "bash" });
     const reset = Math.floor(Date.now() / 1000) + 3 * 3600;
     const screen = agentScreen({
       conversation: ["> go on", `  ⎿  Claude AI usage limit reached|${reset}`],
     });
     for (let i = 0; i < panes; i++) await tmux.addAgent(screen);
+    const without: number[] = [];
     const withPanes: number[] = [];
-    for (let i = 0; i < rounds; i++) withPanes.push(await timeOnce(tmux.socket, work));
+    for (let i = 0; i < rounds; i++) {
+      without.push(await timeOnce(empty.socket, work));
+      withPanes.push(await timeOnce(tmux.socket, work));
+    }
 
     const watcher = spawnLifeline(["watch", "tmux", "--socket", tmux.socket, "--root", work], {
       env: { HOME: `${work}/home`, TZ: "UTC" },
@@ -104,5 +112,6 @@ export async function measureWatchCost(
     };
   } finally {
     await tmux.close();
+    await empty.close();
   }
 }
