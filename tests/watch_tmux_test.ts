@@ -5,7 +5,7 @@ import { screen } from "./helpers/fixtures.ts";
 import { runLifeline, spawnLifeline } from "./helpers/lifeline.ts";
 import { agentScreen, clockTime, dialogScreen, monthDay } from "./helpers/screens.ts";
 import { type AgentPane, type TmuxHarness, withTmux } from "./helpers/tmux_harness.ts";
-import { withTempDir } from "./helpers/temp.ts";
+import { listDir, withTempDir } from "./helpers/temp.ts";
 
 const IGNORE = Deno.build.os === "windows";
 
@@ -386,6 +386,37 @@ Deno.test({
         assert.equal((await next.status).code, 0);
         await next.stdout.cancel();
         await next.stderr.cancel();
+      })
+    );
+  },
+});
+
+Deno.test({
+  name: "a corrupt watcher state is moved aside, and the watcher starts afresh",
+  ignore: IGNORE,
+  async fn() {
+    await withTempDir((dir) =>
+      withTmux(dir, async (tmux) => {
+        await project(dir);
+        const resetAt = Math.floor(Date.now() / 1000) + 3600;
+        await tmux.addAgent(agentScreen({
+          conversation: ["> go on", `  ⎿  Claude AI usage limit reached|${resetAt}`],
+        }));
+        const stateDir = `${dir}/home/.local/state/lifeline/watch`;
+        await Deno.mkdir(stateDir, { recursive: true });
+        const state = `${stateDir}/L-${tmux.socket}.json`;
+        await Deno.writeTextFile(state, '{"panes": {"%0": {"pane": "%0", "stat');
+        const lines = await watchOnce(tmux, dir);
+        assert.deepEqual(lines.map((l) => [l.state, l.action]), [["usage_limit", "wait"]]);
+        const names = await listDir(stateDir);
+        const moved = names.filter((n) => n.startsWith(`L-${tmux.socket}.json.corrupt-`));
+        assert.equal(moved.length, 1, names.join(", "));
+        assert.equal(
+          await Deno.readTextFile(`${stateDir}/${moved[0]}`),
+          '{"panes": {"%0": {"pane": "%0", "stat',
+        );
+        const saved = JSON.parse(await Deno.readTextFile(state));
+        assert.equal(saved.panes["%0"].reset_at, resetAt * 1000);
       })
     );
   },
