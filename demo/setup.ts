@@ -6,6 +6,7 @@
  */
 
 import { installLifelineWrapper } from "../tests/helpers/lifeline.ts";
+import { listDir } from "../tests/helpers/temp.ts";
 import type { DemoPlace } from "./hooks.ts";
 import { expect, heading, lifeline, say, show, step } from "./narrate.ts";
 
@@ -53,7 +54,7 @@ export async function demoSetup(
       )
       .join("\n"),
   );
-  const backups = [...Deno.readDirSync(`${project}/.claude`)].map((e) => e.name)
+  const backups = (await listDir(`${project}/.claude`))
     .filter((name) => name.startsWith("settings.json.bak-"));
   say(`  and the old file is kept as .claude/${backups[0]}`);
   expect(merged.permissions.allow[0] === "Bash(npm test)", "other keys are kept");
