@@ -329,13 +329,15 @@ export async function acquireInstanceLock(
   const file = await openCreatingDirs(`${path}.lock`, { read: true, write: true, create: true });
   if (!(await file.tryLock(true))) {
     file.close();
-    let holder: number | null = null;
-    try {
-      holder = numberCodec.parse(await Deno.readTextFile(`${path}.pid`));
-    } catch {
-      // No pid file yet: the holder is starting up.
+    // A holder that has just started may not have written its pid yet: give it a moment.
+    for (let waited = 0;; waited += 25) {
+      try {
+        return { heldBy: numberCodec.parse(await Deno.readTextFile(`${path}.pid`)) };
+      } catch {
+        if (waited >= 1000) return { heldBy: null };
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
     }
-    return { heldBy: holder };
   }
   await writeFileAtomic(`${path}.pid`, numberCodec.format(pid));
   return {
