@@ -54,7 +54,8 @@ default) or that the heartbeat registry lists, and classifies it:
 
   usage_limit          a limit banner with its reset: wait for reset + margin, then resume
   native_autocontinue  the client will continue by itself: left alone until well after its time
-  transient_api_error  a final 429/529/5xx with the prompt idle: resume after a backoff
+  transient_api_error  a final 429/529/5xx with the prompt idle: resume after a backoff; after
+                       3 such resumes in a row (retry.foregroundMax), report it instead
   busy                 retrying, or "esc to interrupt": never typed into
   permanent            login, billing or organisation trouble: reported, never typed into
   dangerous_prompt     a permission, confirmation or trust prompt: never typed into
@@ -419,6 +420,7 @@ export async function run(ctx: Context): Promise<number> {
       nativeMarginSeconds: config.watch.nativeMarginSeconds,
       transientBackoffSeconds: config.watch.transientBackoffSeconds,
       maxAttempts: config.watch.maxAttempts,
+      foregroundRetries: config.retry.foregroundMax,
       localZone: Intl.DateTimeFormat().resolvedOptions().timeZone,
     },
     records: new Map(Object.entries(saved.kind === "ok" ? saved.value.panes : {})),

@@ -37,7 +37,10 @@ export const DEFAULT_CONFIG = {
     ladder: ["haiku", "sonnet", "opus"],
   },
   retry: {
-    /** Foreground retries allowed for a transient API error; background work never retries. */
+    /**
+     * Foreground retries of a failing API: the watcher resumes an agent stuck on a transient API
+     * error (529, 5xx) this many times in a row, then reports it. Background work never retries.
+     */
     foregroundMax: 3,
   },
   crash: {

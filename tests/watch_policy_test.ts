@@ -15,6 +15,7 @@ const POLICY: WatchPolicy = {
   nativeMarginSeconds: 180,
   transientBackoffSeconds: 120,
   maxAttempts: 3,
+  foregroundRetries: 3,
   localZone: "UTC",
 };
 const T0 = Date.parse("2026-11-30T14:00:00Z");
@@ -95,6 +96,46 @@ Deno.test("a transient API error resumes after a backoff, not at a reset time", 
   assert.equal(a!.action, "wait");
   assert.equal(a!.record.reset_at, null);
   assert.equal(b!.action, "resume");
+});
+
+Deno.test("a failing API is resumed 3 times in a row, then reported and left to the user", () => {
+  const error: Classification = {
+    state: "transient_api_error",
+    reason: "529 overloaded",
+    idle: true,
+    keys: "text",
+    signature: "API Error: Repeated 529 Overloaded errors.",
+  };
+  const busy: Classification = { state: "busy", reason: "esc to interrupt", idle: false };
+  let record = newRecord("%1", "work");
+  let now = T0;
+  const actions: string[] = [];
+  for (let round = 0; round < 5; round++) {
+    // The error shows; after the backoff the watcher resumes; the agent works, and fails again.
+    for (const at of [now, now + 120_000]) {
+      const d = decide(record, error, "error", at, POLICY);
+      record = d.record;
+      actions.push(d.action);
+      if (d.action === "resume") {
+        record = afterAttempt(record, { ok: true, what: "typed", now: at }, POLICY);
+      }
+    }
+    record = decide(record, busy, "busy", now + 130_000, POLICY).record;
+    now += 10 * MIN;
+  }
+  assert.deepEqual(actions, [
+    ...["wait", "resume", "wait", "resume", "wait", "resume"],
+    ...["report", "none", "report", "none"],
+  ]);
+  assert.equal(record.api_retries, 3);
+  const reported = decide(record, error, "error", now, POLICY);
+  assert.match(reported.reason, /529 overloaded again after 3 resumes in a row; needs the user/);
+
+  // Once the agent is seen idle without an error, the count starts again.
+  const idle: Classification = { state: "normal", reason: "idle", idle: true };
+  const fresh = decide(record, idle, "idle", now, POLICY).record;
+  assert.equal(fresh.api_retries, 0);
+  assert.equal(decide(fresh, error, "error", now + 120_000, POLICY).action, "wait");
 });
 
 Deno.test("an unreadable reset is never acted on; it is looked at again with a capped backoff", () => {

@@ -35,6 +35,12 @@ export interface PaneRecord {
   refusal: string | null;
   /** What each attempt did and how it ended. */
   tried: string[];
+  /**
+   * Transient API errors resumed in a row: kept across episodes until the agent is seen idle
+   * without an error, so an API that keeps failing is retried a bounded number of times.
+   * (Absent in state written by older versions.)
+   */
+  api_retries?: number;
 }
 
 /** What to do with a pane now. */
@@ -55,6 +61,8 @@ export interface WatchPolicy {
   nativeMarginSeconds: number;
   transientBackoffSeconds: number;
   maxAttempts: number;
+  /** Resumes after transient API errors in a row before leaving it to the user (retry.foregroundMax). */
+  foregroundRetries: number;
   /** The zone for banners that name none. */
   localZone: string;
 }
@@ -76,6 +84,7 @@ export function newRecord(pane: string, session: string): PaneRecord {
     quiet_on: null,
     refusal: null,
     tried: [],
+    api_retries: 0,
   };
 }
 
@@ -106,6 +115,7 @@ function withEpisode(record: PaneRecord, c: Classification, now: number): PaneRe
     state: c.state,
     episode,
     first_seen_at: now,
+    api_retries: record.api_retries ?? 0,
   };
 }
 
@@ -124,8 +134,13 @@ export function decide(
   switch (c.state) {
     case "normal":
     case "busy": {
-      // The banner went away (the agent resumed, by us or otherwise): the episode is over.
-      const record = { ...newRecord(current.pane, current.session), state: c.state };
+      // The banner went away (the agent resumed, by us or otherwise): the episode is over. The
+      // run of API retries ends only when the agent is idle without an error, not while it works.
+      const record = {
+        ...newRecord(current.pane, current.session),
+        state: c.state,
+        api_retries: c.state === "busy" ? current.api_retries ?? 0 : 0,
+      };
       return {
         record,
         action: "none",
@@ -160,6 +175,16 @@ export function decide(
   if (record.resumed) return { record, action: "none", reason: "already resumed for this reset" };
   if (record.gave_up) {
     return { record, action: "none", reason: `gave up after ${record.attempts} attempts` };
+  }
+  const retries = record.api_retries ?? 0;
+  if (c.state === "transient_api_error" && retries >= policy.foregroundRetries) {
+    // Foreground work retries a failing API a few times, then stops adding load (spec §5.7).
+    return {
+      record: { ...record, gave_up: true, quiet_on: screenHash },
+      action: "report",
+      reason:
+        `${c.reason} again after ${retries} resumes in a row; needs the user (or another model)`,
+    };
   }
   if (quiet && record.refusal) {
     return {
@@ -244,7 +269,11 @@ export function afterAttempt(
 ): PaneRecord {
   const attempts = record.attempts + 1;
   const tried = [...record.tried, what].slice(-10);
-  if (ok) return { ...record, attempts, tried, resumed: true };
+  if (ok) {
+    const api_retries = (record.api_retries ?? 0) +
+      (record.state === "transient_api_error" ? 1 : 0);
+    return { ...record, attempts, tried, resumed: true, api_retries };
+  }
   const gave_up = attempts >= policy.maxAttempts;
   return { ...record, attempts, tried, gave_up, resume_at: now + capped(30_000, attempts - 1) };
 }
