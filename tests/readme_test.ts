@@ -5,6 +5,7 @@
 // Quick start) are not run here: installing needs the network, and the Quick start's demo is run
 // by the last test, its test command is this suite.
 import assert from "node:assert/strict";
+import { DEFAULT_CONFIG } from "../lib/config.ts";
 import { installLifelineWrapper, REPO_DIR, runLifeline } from "./helpers/lifeline.ts";
 import { withTempDir } from "./helpers/temp.ts";
 
@@ -173,11 +174,12 @@ Deno.test({
 });
 
 Deno.test({
-  name: "README: the configuration example is a valid config",
+  name: "README: the configuration shown is the defaults, and a valid config file",
   ignore: IGNORE,
   async fn() {
     const configs = blocks(README).filter((b) => b.marker === "config");
     assert.equal(configs.length, 1);
+    assert.deepEqual(JSON.parse(configs[0]!.body.join("\n")), DEFAULT_CONFIG);
     await withTempDir(async (dir) => {
       await Deno.mkdir(`${dir}/.lifeline`);
       await Deno.writeTextFile(`${dir}/.lifeline/config.json`, configs[0]!.body.join("\n"));
