@@ -17,7 +17,7 @@ import {
   matchers,
   readSettings,
 } from "../lib/settings.ts";
-import { describeError, numberCodec, readState } from "../lib/store.ts";
+import { describeError, listNames, numberCodec, readState } from "../lib/store.ts";
 import { onPath } from "./init.ts";
 
 export const help = `Usage: lifeline doctor [--root DIR] [--json]
@@ -115,8 +115,8 @@ async function hookChecks(
         continue;
       }
       lifelineHooks++;
-      const program = (/^"([^"]+)"|^(\S+)/.exec(command.trim()) ?? [])[1] ??
-        (/^(\S+)/.exec(command.trim()) ?? [])[1] ?? "";
+      const first = /^"([^"]+)"|^(\S+)/.exec(command.trim());
+      const program = first?.[1] ?? first?.[2] ?? "";
       const exists = program.includes("/") || program.includes("\\")
         ? await Deno.stat(program).then((s) => s.isFile, () => false)
         : (await onPath(program, ctx.env.PATH)) !== null;
@@ -169,13 +169,7 @@ async function writable(dir: string): Promise<string | null> {
 
 async function lockHolders(dir: string): Promise<{ name: string; pid: number | null }[]> {
   const held: { name: string; pid: number | null }[] = [];
-  let entries: string[] = [];
-  try {
-    for await (const entry of Deno.readDir(dir)) entries.push(entry.name);
-  } catch {
-    entries = [];
-  }
-  for (const name of entries.filter((n) => n.endsWith(".lock"))) {
+  for (const name of (await listNames(dir)).filter((n) => n.endsWith(".lock"))) {
     const file = await Deno.open(joinPath(dir, name), { read: true, write: true });
     try {
       if (await file.tryLock(true)) {

@@ -23,7 +23,7 @@ import {
 import { judgeSession } from "../lib/policy/stale.ts";
 import type { PaneRecord } from "../lib/policy/watch.ts";
 import { readHeartbeat, readSessionRecord } from "../lib/session_registry.ts";
-import { numberCodec, readState } from "../lib/store.ts";
+import { listNames, numberCodec, readState } from "../lib/store.ts";
 
 export const help = `Usage: lifeline status [--root DIR] [--json]
 
@@ -40,16 +40,6 @@ Options:
   --root DIR   the project (default: .)
   --json       everything as one JSON object
   -h, --help`;
-
-async function names(dir: string): Promise<string[]> {
-  const out: string[] = [];
-  try {
-    for await (const entry of Deno.readDir(dir)) out.push(entry.name);
-  } catch {
-    // missing: nothing there
-  }
-  return out.sort();
-}
 
 /**
  * Why the watcher will not type into a pane in this state. A refusal at the last look before
@@ -68,7 +58,7 @@ export async function gatherStatus(ctx: Context, root: string) {
   const sessions = [];
   const tools = [];
   const outbox = [];
-  for (const id of await names(projectPaths(root).sessions)) {
+  for (const id of await listNames(projectPaths(root).sessions)) {
     try {
       validateName("session id", id);
     } catch {
@@ -96,7 +86,7 @@ export async function gatherStatus(ctx: Context, root: string) {
         reason: judged.reason,
       });
     }
-    for (const name of await names(paths.dir)) {
+    for (const name of await listNames(paths.dir)) {
       const tool = /^fail-count-(.+)\.txt$/.exec(name)?.[1];
       if (!tool) continue;
       const count = await readState(joinPath(paths.dir, name), numberCodec);
@@ -110,7 +100,7 @@ export async function gatherStatus(ctx: Context, root: string) {
 
   const watched = [];
   const watchDir = joinPath(stateDir(ctx.env), "watch");
-  for (const name of await names(watchDir)) {
+  for (const name of await listNames(watchDir)) {
     if (!name.endsWith(".json")) continue;
     try {
       const state = JSON.parse(await Deno.readTextFile(joinPath(watchDir, name))) as {
@@ -138,7 +128,7 @@ export async function gatherStatus(ctx: Context, root: string) {
 
   const breakers = [];
   const harness = harnessPaths(root);
-  for (const name of await names(harness.dir)) {
+  for (const name of await listNames(harness.dir)) {
     const task = /^\.circuit-breaker-task-(.+)$/.exec(name)?.[1];
     if (!task) continue;
     const text = await Deno.readTextFile(joinPath(harness.dir, name)).catch(() => "");

@@ -158,50 +158,52 @@ export function mergeHooks(settings: Record<string, unknown>, binary: string): M
   const added: string[] = [];
   const updated: string[] = [];
   const unchanged: string[] = [];
-  for (const want of RECOMMENDED_HOOKS) {
-    const label = `${want.event}: lifeline hook ${want.hook}`;
-    const command = `${binary} hook ${want.hook}`;
-    const groups = (Array.isArray(hooks[want.event])
-      ? hooks[want.event]
-      : (hooks[want.event] = [])) as MatcherGroup[];
-    let found: CommandHook | undefined;
-    for (const group of groups) {
-      if (!group || !Array.isArray(group.hooks)) {
-        continue;
-      }
-      found = group.hooks.find((h) =>
-        h && h.type === "command" && typeof h.command === "string" &&
-        lifelineHookOf(h.command) === want.hook
-      );
-      if (found) {
-        break;
+  for (const [event, wanted] of Object.entries(lifelineHooks(binary))) {
+    if (!Array.isArray(hooks[event])) hooks[event] = [];
+    const list = hooks[event] as MatcherGroup[];
+    for (const { matcher, hooks: handlers } of wanted) {
+      for (const handler of handlers) {
+        const hook = lifelineHookOf(handler.command);
+        const label = `${event}: lifeline hook ${hook}`;
+        const existing = matcherGroups(list).flatMap(commandsOf)
+          .find((h) => lifelineHookOf(h.command) === hook);
+        if (existing) {
+          const before = JSON.stringify(existing);
+          Object.assign(existing, handler);
+          (JSON.stringify(existing) === before ? unchanged : updated).push(label);
+          continue;
+        }
+        // Beside the event's other lifeline hooks when they share the matcher.
+        const group = matcherGroups(list).find((g) =>
+          (g.matcher ?? "") === (matcher ?? "") &&
+          commandsOf(g).some((h) => lifelineHookOf(h.command) !== null)
+        );
+        if (group) group.hooks.push({ ...handler });
+        else list.push({ ...(matcher ? { matcher } : {}), hooks: [{ ...handler }] });
+        added.push(label);
       }
     }
-    if (found) {
-      const before = JSON.stringify(found);
-      found.command = command;
-      if (want.async) {
-        found.async = true;
-      }
-      (JSON.stringify(found) === before ? unchanged : updated).push(label);
-      continue;
-    }
-    const handler: CommandHook = {
-      type: "command",
-      command,
-      ...(want.async ? { async: true } : {}),
-    };
-    const group = groups.find((g) =>
-      g && Array.isArray(g.hooks) && (g.matcher ?? "") === (want.matcher ?? "") &&
-      g.hooks.some((h) =>
-        h && typeof h.command === "string" && lifelineHookOf(h.command) !== null
-      )
-    );
-    if (group) group.hooks.push(handler);
-    else groups.push({ ...(want.matcher ? { matcher: want.matcher } : {}), hooks: [handler] });
-    added.push(label);
   }
   return { settings: result, added, updated, unchanged };
+}
+
+/** Each event's list of matcher groups, as found (not yet checked). */
+function eventLists(settings: Record<string, unknown>): [string, unknown][] {
+  const hooks = settings.hooks;
+  return hooks && typeof hooks === "object" && !Array.isArray(hooks) ? Object.entries(hooks) : [];
+}
+
+/** The groups of an event's list that have a `hooks` array (the objects themselves). */
+function matcherGroups(list: unknown): MatcherGroup[] {
+  if (!Array.isArray(list)) return [];
+  return (list as MatcherGroup[]).filter((g) =>
+    g !== null && typeof g === "object" && Array.isArray(g.hooks)
+  );
+}
+
+/** A group's command hooks (the objects themselves). */
+function commandsOf(group: MatcherGroup): CommandHook[] {
+  return group.hooks.filter((h) => h?.type === "command" && typeof h.command === "string");
 }
 
 /** Every command hook in a settings object, with where it is. */
@@ -210,39 +212,24 @@ export function commandHooks(settings: Record<string, unknown>): {
   matcher: string | undefined;
   command: string;
 }[] {
-  const out: { event: string; matcher: string | undefined; command: string }[] = [];
-  const hooks = settings.hooks;
-  if (!hooks || typeof hooks !== "object") return out;
-  for (const [event, groups] of Object.entries(hooks as Record<string, unknown>)) {
-    if (!Array.isArray(groups)) continue;
-    for (const group of groups as MatcherGroup[]) {
-      if (!group || !Array.isArray(group.hooks)) continue;
-      for (const hook of group.hooks) {
-        if (hook?.type === "command" && typeof hook.command === "string") {
-          out.push({
-            event,
-            matcher: typeof group.matcher === "string" ? group.matcher : undefined,
-            command: hook.command,
-          });
-        }
-      }
-    }
-  }
-  return out;
+  return eventLists(settings).flatMap(([event, list]) =>
+    matcherGroups(list).flatMap((group) =>
+      commandsOf(group).map((hook) => ({
+        event,
+        matcher: typeof group.matcher === "string" ? group.matcher : undefined,
+        command: hook.command,
+      }))
+    )
+  );
 }
 
 /** Every matcher in a settings object. */
 export function matchers(settings: Record<string, unknown>): { event: string; matcher: string }[] {
-  const out: { event: string; matcher: string }[] = [];
-  const hooks = settings.hooks;
-  if (!hooks || typeof hooks !== "object") return out;
-  for (const [event, groups] of Object.entries(hooks as Record<string, unknown>)) {
-    if (!Array.isArray(groups)) continue;
-    for (const group of groups as MatcherGroup[]) {
-      if (group && typeof group.matcher === "string") out.push({ event, matcher: group.matcher });
-    }
-  }
-  return out;
+  return eventLists(settings).flatMap(([event, list]) =>
+    matcherGroups(list).flatMap((group) =>
+      typeof group.matcher === "string" ? [{ event, matcher: group.matcher }] : []
+    )
+  );
 }
 
 /**
@@ -252,16 +239,14 @@ export function matchers(settings: Record<string, unknown>): { event: string; ma
 export function matcherProblem(
   matcher: string,
 ): { level: "fail" | "warn"; message: string } | null {
-  if (matcher === "" || matcher === "*" || /^[A-Za-z0-9_|]+$/.test(matcher)) {
-    if (/^mcp__[A-Za-z0-9_-]+$/.test(matcher) && !matcher.slice(5).includes("__")) {
-      return {
-        level: "warn",
-        message:
-          `"${matcher}" matches no tool; MCP tools are mcp__<server>__<tool>: use "${matcher}__.*"`,
-      };
-    }
-    return null;
+  if (/^mcp__[A-Za-z0-9_-]+$/.test(matcher) && !matcher.slice("mcp__".length).includes("__")) {
+    return {
+      level: "warn",
+      message:
+        `"${matcher}" matches no tool; MCP tools are mcp__<server>__<tool>: use "${matcher}__.*"`,
+    };
   }
+  if (matcher === "" || matcher === "*" || /^[A-Za-z0-9_|]+$/.test(matcher)) return null;
   try {
     new RegExp(matcher);
   } catch (error) {
@@ -269,9 +254,6 @@ export function matcherProblem(
       level: "fail",
       message: `"${matcher}" is not a valid regex: ${(error as Error).message}`,
     };
-  }
-  if (/^mcp__[A-Za-z0-9_-]+$/.test(matcher)) {
-    return { level: "warn", message: `"${matcher}" matches no tool; use "${matcher}__.*"` };
   }
   return null;
 }

@@ -87,6 +87,17 @@ export async function pathExists(path: string): Promise<boolean> {
   }
 }
 
+/** The names in a directory, sorted; none when it does not exist or cannot be read. */
+export async function listNames(dir: string): Promise<string[]> {
+  const names: string[] = [];
+  try {
+    for await (const entry of Deno.readDir(dir)) names.push(entry.name);
+  } catch {
+    // Missing or unreadable: nothing listed.
+  }
+  return names.sort();
+}
+
 /** Writes `data` to `path` atomically: temp file, fsync, rename. Creates parent directories. */
 export async function writeFileAtomic(path: string, data: string | Uint8Array): Promise<void> {
   const temp = joinPath(
