@@ -60,6 +60,15 @@ function quote(word: string): string {
   return /^[\w@%+=:,./-]+$/.test(word) ? word : `"${word.replaceAll('"', '\\"')}"`;
 }
 
+/** The binary's permissions, for hooks that run lifeline from source (tests/project_test.ts). */
+export const SOURCE_RUN_FLAGS = [
+  "--allow-read",
+  "--allow-write",
+  "--allow-env",
+  "--allow-run",
+  "--allow-sys=hostname",
+];
+
 /**
  * How hooks should call lifeline: `lifeline` when that is on PATH; else this binary's absolute
  * path; when running from source (`deno run`), the full `deno run … main.ts` command line.
@@ -69,14 +78,7 @@ export async function binaryCommand(env: Readonly<Record<string, string>>): Prom
   const exec = Deno.execPath();
   if (!/^deno(\.exe)?$/.test(baseName(exec))) return quote(exec);
   const main = new URL("../main.ts", import.meta.url).pathname;
-  const flags = [
-    "--allow-read",
-    "--allow-write",
-    "--allow-env",
-    "--allow-run",
-    "--allow-sys=hostname",
-  ];
-  return [exec, "run", "--quiet", ...flags, main].map(quote).join(" ");
+  return [exec, "run", "--quiet", ...SOURCE_RUN_FLAGS, main].map(quote).join(" ");
 }
 
 function stamp(now: number): string {

@@ -1,7 +1,8 @@
-// Checks on the project itself: the release build and the `lifeline` task agree on permissions,
+// Checks on the project itself: the release build, the tasks and `init` agree on permissions,
 // and the vendored zod bundle matches its source.
 import assert from "node:assert/strict";
 import manifest from "../deno.json" with { type: "json" };
+import { SOURCE_RUN_FLAGS } from "../commands/init.ts";
 import { buildBundle } from "../tools/vendor_zod.ts";
 import { lifelinePermissionFlags, REPO_DIR } from "./helpers/lifeline.ts";
 
@@ -14,6 +15,7 @@ Deno.test("the compile and install tasks and the release workflow use the lifeli
   assert.ok(flags.length > 0);
   assert.deepEqual(allowFlags(manifest.tasks.compile), flags);
   assert.deepEqual(allowFlags(manifest.tasks.install), flags);
+  assert.deepEqual(SOURCE_RUN_FLAGS, flags, "init's hooks for a source checkout");
   const release = await Deno.readTextFile(`${REPO_DIR}/.github/workflows/release.yml`);
   const compile = /deno compile[^\n]*\n(?:[^\n]*--[^\n]*\n)*/.exec(release);
   assert.ok(compile, "release.yml runs deno compile");
