@@ -35,6 +35,8 @@ async function deadPid(): Promise<number> {
 async function stateTree(dir: string, now: number): Promise<void> {
   await copyTree(TREE, dir);
   for (const [id, secondsAgo] of Object.entries(HEARTBEAT_AGES)) {
+    // `orphan` has nothing but its heartbeat, and git keeps no empty directory.
+    await Deno.mkdir(`${dir}/project/sessions/${id}`, { recursive: true });
     await Deno.writeTextFile(
       `${dir}/project/sessions/${id}/heartbeat`,
       `${Math.floor(now / 1000) - secondsAgo}\n`,
