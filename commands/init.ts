@@ -85,6 +85,19 @@ function stamp(now: number): string {
   return new Date(now).toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");
 }
 
+/** Copies the settings to `<path>.bak-<stamp>` (`-2`, `-3`, … when that name is taken). */
+async function saveBackup(path: string, text: string, at: string): Promise<string> {
+  for (let n = 1;; n++) {
+    const backup = `${path}.bak-${at}${n === 1 ? "" : `-${n}`}`;
+    try {
+      await Deno.writeTextFile(backup, text, { createNew: true });
+      return backup;
+    } catch (error) {
+      if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
+    }
+  }
+}
+
 export async function run(ctx: Context): Promise<number> {
   const { values } = parseFlags(ctx.args, {
     scope: { type: "string" },
@@ -128,8 +141,7 @@ export async function run(ctx: Context): Promise<number> {
   let written = false;
   if (!values["dry-run"] && changed) {
     if (read.kind === "ok") {
-      backup = `${path}.bak-${stamp(ctx.now())}`;
-      await Deno.writeTextFile(backup, read.text, { createNew: true });
+      backup = await saveBackup(path, read.text, stamp(ctx.now()));
     }
     await writeFileAtomic(path, text);
     written = true;

@@ -104,6 +104,29 @@ Deno.test({
 });
 
 Deno.test({
+  name: "a backup never replaces an earlier one made in the same second",
+  ignore: Deno.build.os === "windows",
+  async fn() {
+    await withTempDir(async (dir) => {
+      const path = await setUp(dir);
+      await Deno.writeTextFile(path, '{"model": "opus"}\n');
+      // Backups already taken in each of the next few seconds, whenever this test runs.
+      const stamp = (ms: number) =>
+        new Date(ms).toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");
+      const taken = Array.from(
+        { length: 6 },
+        (_, s) => `${path}.bak-${stamp(Date.now() + s * 1000)}`,
+      );
+      for (const name of taken) await Deno.writeTextFile(name, "an earlier backup\n");
+      const out = JSON.parse((await init(dir)).stdout);
+      assert.match(out.backup, /settings\.json\.bak-\d{8}T\d{6}Z-2$/);
+      assert.equal(await Deno.readTextFile(out.backup), '{"model": "opus"}\n');
+      for (const name of taken) assert.equal(await Deno.readTextFile(name), "an earlier backup\n");
+    });
+  },
+});
+
+Deno.test({
   name: "older lifeline entries, under another path to the binary, are updated in place",
   ignore: Deno.build.os === "windows",
   async fn() {
