@@ -30,7 +30,7 @@ import {
 import { absolutePath, harnessPaths, InvalidNameError, validateName } from "../lib/paths.ts";
 import { classifyError, type ErrorType } from "../lib/policy/classify.ts";
 import { afterSuccess, decideFailure } from "../lib/policy/failure.ts";
-import { markStable, RefusedError, rollBack } from "../lib/rollback.ts";
+import { markStable, recoverOwnState, RefusedError, rollBack } from "../lib/rollback.ts";
 import { pathExists, readState, withLock, writeFileAtomic } from "../lib/store.ts";
 
 export const help =
@@ -469,6 +469,7 @@ export async function run(ctx: Context): Promise<number> {
   const args = parse(ctx.args, needsStdin ? await readStdinJson(ctx) : undefined);
   const root = absolutePath(args.root ?? ".", ctx.cwd);
   const config = await loadConfig(ctx.env, root);
+  await recoverOwnState(root);
   await checkPreconditions(root);
   // One handling at a time per harness: the counts, the breaker and git all change together.
   const outcome = await withLock(

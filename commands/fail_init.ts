@@ -9,6 +9,7 @@ import { loadConfig } from "../lib/config.ts";
 import { parseFlags } from "../lib/flags.ts";
 import { initHarness } from "../lib/harness.ts";
 import { absolutePath } from "../lib/paths.ts";
+import { recoverOwnState } from "../lib/rollback.ts";
 
 export const help = `Usage: lifeline fail init [--root DIR] [--json]
 
@@ -33,6 +34,8 @@ export async function run(ctx: Context): Promise<number> {
   const { values } = parseFlags(ctx.args, { root: { type: "string" }, json: { type: "boolean" } });
   const root = absolutePath(values.root ?? ".", ctx.cwd);
   const config = await loadConfig(ctx.env, root);
+  // A rollback killed half-way may have the harness set aside: put it back, never create anew.
+  await recoverOwnState(root);
   const { created, kept } = await initHarness(root, config.breaker.maxIterations);
   const relative = (path: string) => path.slice(root.length + 1);
   if (values.json) {

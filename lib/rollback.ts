@@ -25,7 +25,7 @@ import {
   resolveCommit,
 } from "./git.ts";
 import { dirName, joinPath } from "./paths.ts";
-import { writeFileAtomic } from "./store.ts";
+import { withLock, writeFileAtomic } from "./store.ts";
 
 /** lifeline's own state, relative to the project root: never rolled back or restored. */
 export const OWN_STATE_DIRS = [".EnjoyHarness", ".trace", "sessions", "logs", ".lifeline"];
@@ -55,8 +55,27 @@ async function openRepo(root: string): Promise<Repo> {
   const realTop = await Deno.realPath(top);
   const prefix = realRoot === realTop ? "" : realRoot.slice(realTop.length + 1);
   const repo = { top: realTop, prefix, notes: joinPath(await gitDir(realTop), "lifeline") };
-  await recoverSetAside(repo);
+  await withOwnStateLock(repo, () => recoverSetAside(repo));
   return repo;
+}
+
+/**
+ * Puts back lifeline's own state that a rollback killed half-way left set aside. Commands that
+ * read that state (`fail init`, `fail handle`) call this first: otherwise a harness that a
+ * killed reset removed looks missing, and the copy that would restore it is never used.
+ */
+export async function recoverOwnState(root: string): Promise<void> {
+  if (await repoTop(root)) await openRepo(root);
+}
+
+/**
+ * Setting aside, the git operation and putting back run under one lock, and so does recovery:
+ * a recovery between another run's set-aside and its reset would drop the set-aside copy just
+ * before the reset deletes the originals. The lock lives in the git directory, which no
+ * rollback touches (lifeline's own directories may vanish during one).
+ */
+function withOwnStateLock<T>(repo: Repo, fn: () => Promise<T>): Promise<T> {
+  return withLock(joinPath(repo.notes, "own-state"), fn, { waitMs: 120_000 });
 }
 
 async function refuseUnsafe(repo: Repo, what: string): Promise<void> {
@@ -250,9 +269,11 @@ async function recoverSetAside(repo: Repo): Promise<void> {
 
 /** Runs a git operation on the work tree with lifeline's own state kept out of it. */
 async function keepingOwnState(repo: Repo, operation: () => Promise<void>): Promise<void> {
-  await setAside(repo);
-  await operation();
-  await recoverSetAside(repo);
+  await withOwnStateLock(repo, async () => {
+    await setAside(repo);
+    await operation();
+    await recoverSetAside(repo);
+  });
 }
 
 /** The commit to roll back to: `refs/lifeline/stable`, else the newest tag matching `pattern`. */

@@ -555,6 +555,38 @@ Deno.test({
 });
 
 Deno.test({
+  name: "a run killed between the reset and putting the harness back: the next run restores it",
+  ignore: IGNORE,
+  async fn() {
+    await withTempDir(async (dir) => {
+      const repo = await setUp(dir);
+      await handle(dir, "T1", "impl", "TypeError: x is undefined");
+      // The state a kill -9 leaves right after `git reset` removed the tracked harness: the
+      // complete set-aside copy in the git directory, and no harness in the work tree.
+      const notes = `${await git(repo, "rev-parse", "--absolute-git-dir")}/lifeline`;
+      const before = await read(repo, ".EnjoyHarness/handle-failure.json");
+      await Deno.mkdir(`${notes}/set-aside`, { recursive: true });
+      for (const dir of [".EnjoyHarness", ".trace"]) {
+        await Deno.rename(`${repo}/${dir}`, `${notes}/set-aside/${dir}`);
+      }
+      await Deno.writeTextFile(`${notes}/set-aside.complete`, "9\n");
+
+      const init = await lifeline(dir, ["fail", "init", "--json"]);
+      assert.equal(init.code, 0, init.stderr);
+      assert.deepEqual(JSON.parse(init.stdout).created, [], "put back, not created anew");
+      assert.equal(await read(repo, ".EnjoyHarness/handle-failure.json"), before);
+
+      await Deno.mkdir(`${notes}/set-aside`);
+      await Deno.rename(`${repo}/.EnjoyHarness`, `${notes}/set-aside/.EnjoyHarness`);
+      await Deno.writeTextFile(`${notes}/set-aside.complete`, "9\n");
+      const out = await handle(dir, "T1", "impl", "TypeError: x is undefined");
+      assert.deepEqual(out.count, { skill: 2, task: 2, max: 3 }, "counting went on from there");
+      await assert.rejects(Deno.stat(`${notes}/set-aside.complete`), Deno.errors.NotFound);
+    });
+  },
+});
+
+Deno.test({
   name: "20 concurrent failures of one task leave exact counts and exactly one breaker file",
   ignore: IGNORE,
   async fn() {
