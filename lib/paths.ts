@@ -198,7 +198,11 @@ export function resolveHookRoot(
     cwd: string;
   },
 ): string {
-  const chosen = flag || env.LIFELINE_ROOT || env.CLAUDE_PROJECT_DIR || inputCwd;
-  if (!chosen) throw new Error("Cannot tell the project root: no --root, LIFELINE_ROOT, or cwd");
-  return absolutePath(chosen, cwd);
+  const chosen = flag || env.LIFELINE_ROOT || env.CLAUDE_PROJECT_DIR;
+  if (chosen) return absolutePath(chosen, cwd);
+  if (!inputCwd) throw new Error("Cannot tell the project root: no --root, LIFELINE_ROOT, or cwd");
+  // The client always sends an absolute cwd; anything else is bad input, and state written
+  // relative to wherever the hook happens to run would land somewhere nobody looks.
+  if (!isAbsolutePath(inputCwd)) throw new Error(`the input's cwd is not absolute: ${inputCwd}`);
+  return inputCwd;
 }

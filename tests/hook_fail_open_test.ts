@@ -28,6 +28,7 @@ function malformedInputs(valid: Record<string, unknown>): [string, string | Uint
     ["wrong types", JSON.stringify({ ...valid, session_id: 12, cwd: ["x"] })],
     ["missing session_id", JSON.stringify(withoutSession)],
     ["path traversal", JSON.stringify({ ...valid, session_id: "../../../tmp/x" })],
+    ["a relative cwd", JSON.stringify({ ...valid, cwd: "project" })],
   ];
 }
 
@@ -38,7 +39,11 @@ for (const hook of HOOKS) {
       const valid = { ...await hookInput(hook.scenario, hook.event), cwd: `${dir}/project` };
       let logged = 0;
       for (const [label, stdin] of malformedInputs(valid)) {
-        const result = await runLifeline(["hook", hook.name], { stdin, env: { HOME: home } });
+        const result = await runLifeline(["hook", hook.name], {
+          stdin,
+          env: { HOME: home },
+          cwd: dir,
+        });
         assert.equal(result.code, 0, label);
         assert.equal(result.stdout, "", label);
         assert.equal(result.stderr, "", label);
@@ -79,13 +84,20 @@ for (const hook of HOOKS) {
             fc.uint8Array({ maxLength: 2048 }),
             fc.string(),
             fc.jsonValue().map((v) => JSON.stringify(v)),
-            // Valid input with one field replaced by anything.
-            fc.tuple(fc.constantFrom(...Object.keys(valid)), fc.jsonValue()).map(([key, value]) =>
-              JSON.stringify({ ...valid, [key]: value })
-            ),
+            // Valid input with one field replaced by anything (but an absolute cwd, which is a
+            // valid project anywhere on this machine: the hook would rightly write there).
+            fc.tuple(fc.constantFrom(...Object.keys(valid)), fc.jsonValue())
+              .filter(([key, value]) => !(key === "cwd" && String(value).startsWith("/")))
+              .map(([key, value]) => JSON.stringify({ ...valid, [key]: value })),
           ),
           async (stdin) => {
-            const result = await runLifeline(["hook", hook.name], { stdin, env: { HOME: home } });
+            // Run from the scratch directory: whatever a bad input makes of the root, no state
+            // may land anywhere else (nor in the repository the tests run from).
+            const result = await runLifeline(["hook", hook.name], {
+              stdin,
+              env: { HOME: home },
+              cwd: dir,
+            });
             assert.equal(result.code, 0);
             assert.equal(result.stderr, "");
             // Nothing, or exactly one object for the event that fired.

@@ -87,6 +87,10 @@ Deno.test("resolveHookRoot: --root, then LIFELINE_ROOT, then CLAUDE_PROJECT_DIR,
   assert.equal(resolveHookRoot({ env: {}, inputCwd: "/c", cwd: "/w" }), "/c");
   assert.equal(resolveHookRoot({ flag: "rel/dir", env: {}, cwd: "/w" }), "/w/rel/dir");
   assert.throws(() => resolveHookRoot({ env: {}, cwd: "/w" }));
+  assert.throws(
+    () => resolveHookRoot({ env: {}, inputCwd: "proj", cwd: "/w" }),
+    /the input's cwd is not absolute: proj/,
+  );
 });
 
 Deno.test("per-user locations honour CLAUDE_CONFIG_DIR, XDG and LIFELINE_STATE_DIR", () => {
