@@ -165,37 +165,64 @@ Deno.test({
 });
 
 Deno.test({
-  name:
-    "doctor: corrupt state fails, quarantined files and stale claims warn, the kill switch is reported",
+  name: "doctor: a state file that does not parse fails, naming it",
   ignore: IGNORE,
   async fn() {
     await withTempDir(async (dir) => {
       const env = await healthy(dir);
       await Deno.mkdir(`${dir}/project/sessions/s1`, { recursive: true });
       await Deno.writeTextFile(`${dir}/project/sessions/s1/session.json`, '{"session_id": "s1",');
-      const first = await doctor(dir, env);
-      assert.equal(first.code, 1);
-      assert.match(
-        find(first.checks, "corrupt", "fail")[0]!.message,
-        /sessions\/s1\/session\.json/,
-      );
-      await Deno.rename(
-        `${dir}/project/sessions/s1/session.json`,
+      const { code, checks } = await doctor(dir, env);
+      assert.equal(code, 1);
+      assert.match(find(checks, "corrupt", "fail")[0]!.message, /sessions\/s1\/session\.json/);
+    });
+  },
+});
+
+Deno.test({
+  name: "doctor: quarantined files and stale claims warn; the kill switch is reported",
+  ignore: IGNORE,
+  async fn() {
+    await withTempDir(async (dir) => {
+      const env = await healthy(dir);
+      await Deno.mkdir(`${dir}/project/sessions/s1`, { recursive: true });
+      await Deno.writeTextFile(
         `${dir}/project/sessions/s1/session.json.corrupt-2026-11-30T000000000Z`,
+        '{"session_id": "s1",',
       );
       await Deno.mkdir(`${dir}/project/.claims`);
       await Deno.writeTextFile(`${dir}/project/.claims/db.lock`, "123");
       const old = new Date(Date.now() - 3600_000);
       await Deno.utime(`${dir}/project/.claims/db.lock`, old, old);
       await runLifeline(["selfheal", "off"], { env });
-      const second = await doctor(dir, env);
-      assert.equal(second.code, 0);
+      const { code, checks } = await doctor(dir, env);
+      assert.equal(code, 0);
       assert.match(
-        find(second.checks, "corrupt", "warn")[0]!.message,
+        find(checks, "corrupt", "warn")[0]!.message,
         /quarantined files .*session\.json\.corrupt-/,
       );
-      assert.match(find(second.checks, "claims", "warn")[0]!.message, /\.claims\/db\.lock/);
-      assert.match(find(second.checks, "self-heal", "ok")[0]!.message, /self-heal is off/);
+      assert.match(find(checks, "claims", "warn")[0]!.message, /\.claims\/db\.lock/);
+      assert.match(find(checks, "self-heal", "ok")[0]!.message, /self-heal is off/);
+    });
+  },
+});
+
+Deno.test({
+  name: "doctor: hooks that call lifeline by name fail when it is not on PATH; no tmux warns",
+  ignore: IGNORE,
+  async fn() {
+    await withTempDir(async (dir) => {
+      const env = await healthy(dir);
+      // The same setup, seen from a PATH that has neither lifeline nor tmux.
+      await Deno.mkdir(`${dir}/empty-bin`);
+      const bare = { ...env, PATH: `${dir}/empty-bin` };
+      const { code, checks } = await doctor(dir, bare);
+      assert.equal(code, 1);
+      const binary = find(checks, "binary", "fail")[0]!;
+      assert.equal(binary.message, "lifeline is not on PATH");
+      assert.match(binary.fix!, /PATH directory/);
+      assert.equal(find(checks, "hooks", "fail").length, 7, "every hook names a missing command");
+      assert.match(find(checks, "tmux", "warn")[0]!.message, /tmux is not installed/);
     });
   },
 });
