@@ -13,31 +13,16 @@ import { expect, heading, lifeline, say, step } from "./narrate.ts";
 export async function demoFail({ env }: DemoPlace, scratch: string): Promise<string> {
   heading("fail handle: an autonomous loop's failures, end to end");
   const repo = await makeRepo(`${scratch}/repo`, { "src/cart.ts": "export const total = 0;\n" });
-  const run = (args: string[]) => lifeline(args, { env, cwd: repo });
+  const run = (args: string[], quiet = false) => lifeline(args, { env, cwd: repo, quiet });
+  /** `lifeline fail handle` for one failure; `quiet` hides its output (a lead-up failure). */
+  const fail = (task: string, skill: string, error: string, quiet = false) =>
+    run(["fail", "handle", "--task", task, "--skill", skill, "--error", error], quiet);
   step("A git repository whose first commit is tagged stable-1; `fail init` adds the harness");
   await run(["fail", "init"]);
 
   step("Scenario 1: a code error, at count 1, becomes 2/3 and gets strategy A (retry)");
-  await run([
-    "fail",
-    "handle",
-    "--task",
-    "T1",
-    "--skill",
-    "harness-validate-output",
-    "--error",
-    "Go编译错误 - 未定义的变量 total",
-  ]);
-  const s1 = await run([
-    "fail",
-    "handle",
-    "--task",
-    "T1",
-    "--skill",
-    "harness-validate-output",
-    "--error",
-    "Go编译错误 - 未定义的变量 total",
-  ]);
+  await fail("T1", "harness-validate-output", "Go编译错误 - 未定义的变量 total");
+  const s1 = await fail("T1", "harness-validate-output", "Go编译错误 - 未定义的变量 total");
   expect(s1.code === 0 && /strategy A/.test(s1.stdout), "scenario 1: strategy A, exit 0");
 
   step("Scenario 2: an architecture error rolls back to stable-1 (work saved first), no retry");
@@ -47,16 +32,7 @@ export async function demoFail({ env }: DemoPlace, scratch: string): Promise<str
   );
   await commitAll(repo, "UI calls the repo layer");
   await Deno.writeTextFile(`${repo}/src/notes.txt`, "uncommitted notes\n");
-  const s2 = await run([
-    "fail",
-    "handle",
-    "--task",
-    "T2",
-    "--skill",
-    "layering",
-    "--error",
-    "违反分层架构 - UI层直接调用Repo层",
-  ]);
+  const s2 = await fail("T2", "layering", "违反分层架构 - UI层直接调用Repo层");
   expect(s2.code === 10 && /rollback: yes/.test(s2.stdout), "scenario 2: rolled back, exit 10");
   const restore = /restore with: (.+)/.exec(s2.stdout)![1]!.split(" ").slice(1);
   say(
@@ -71,40 +47,13 @@ export async function demoFail({ env }: DemoPlace, scratch: string): Promise<str
     "Scenario 3: the third failure of a task opens its circuit breaker (CRITICAL) and escalates",
   );
   for (let i = 0; i < 2; i++) {
-    await lifeline([
-      "fail",
-      "handle",
-      "--task",
-      "T3",
-      "--skill",
-      "spawn",
-      "--error",
-      "TypeError: agent is undefined",
-    ], { env, cwd: repo, quiet: true });
+    await fail("T3", "spawn", "TypeError: agent is undefined", true);
   }
-  const s3 = await run([
-    "fail",
-    "handle",
-    "--task",
-    "T3",
-    "--skill",
-    "spawn",
-    "--error",
-    "TypeError: agent is undefined",
-  ]);
+  const s3 = await fail("T3", "spawn", "TypeError: agent is undefined");
   expect(s3.code === 10 && /breaker: opened/.test(s3.stdout), "scenario 3: breaker opened");
 
   step("Scenario 4: a retry that succeeds clears the counts and marks HEAD stable");
-  await lifeline([
-    "fail",
-    "handle",
-    "--task",
-    "T4",
-    "--skill",
-    "fmt",
-    "--error",
-    "SyntaxError: Unexpected token",
-  ], { env, cwd: repo, quiet: true });
+  await fail("T4", "fmt", "SyntaxError: Unexpected token", true);
   const s4 = await run(["fail", "handle", "--success", "--task", "T4", "--skill", "fmt"]);
   expect(s4.code === 0, "scenario 4: success recorded");
 
@@ -112,22 +61,9 @@ export async function demoFail({ env }: DemoPlace, scratch: string): Promise<str
   for (
     const error of ["error TS2304: Cannot find name 'cart'", "ReferenceError: total is not defined"]
   ) {
-    await lifeline(["fail", "handle", "--task", "T5", "--skill", "build", "--error", error], {
-      env,
-      cwd: repo,
-      quiet: true,
-    });
+    await fail("T5", "build", error, true);
   }
-  const s5 = await run([
-    "fail",
-    "handle",
-    "--task",
-    "T5",
-    "--skill",
-    "build",
-    "--error",
-    "EACCES: permission denied",
-  ]);
+  const s5 = await fail("T5", "build", "EACCES: permission denied");
   expect(s5.code === 10, "scenario 5: stop");
   const report = await Deno.readTextFile(`${repo}/.trace/FAILURE_REPORT_T5.md`);
   say("  .trace/FAILURE_REPORT_T5.md, its 熔断状态 section:");
