@@ -72,16 +72,7 @@ export async function runLifeline(
   args: readonly string[],
   { stdin, env = {}, cwd, timeoutMs = 30_000 }: RunOptions = {},
 ): Promise<RunResult> {
-  const { program, args: base } = lifelineCommand();
-  const child = new Deno.Command(program, {
-    args: [...base, ...args],
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-    clearEnv: true,
-    env: childEnv(env),
-    ...(cwd ? { cwd } : {}),
-  }).spawn();
+  const child = startLifeline(args, "piped", { env, ...(cwd ? { cwd } : {}) });
   const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
   try {
     const writer = child.stdin.getWriter();
@@ -138,12 +129,21 @@ export function parseHookStdout(
 /** Starts `lifeline <args>` in the background, stdout piped, stderr piped. */
 export function spawnLifeline(
   args: readonly string[],
-  { env = {}, cwd }: { env?: Record<string, string>; cwd?: string } = {},
+  options: { env?: Record<string, string>; cwd?: string } = {},
+): Deno.ChildProcess {
+  return startLifeline(args, "null", options);
+}
+
+/** Starts `lifeline <args>` with a clean environment (see {@linkcode childEnv}). */
+function startLifeline(
+  args: readonly string[],
+  stdin: "piped" | "null",
+  { env = {}, cwd }: { env?: Record<string, string>; cwd?: string },
 ): Deno.ChildProcess {
   const { program, args: base } = lifelineCommand();
   return new Deno.Command(program, {
     args: [...base, ...args],
-    stdin: "null",
+    stdin,
     stdout: "piped",
     stderr: "piped",
     clearEnv: true,
