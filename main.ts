@@ -7,8 +7,8 @@
 
 import manifest from "./deno.json" with { type: "json" };
 import { runCli } from "./commands/mod.ts";
-import type { Context } from "./lib/cli.ts";
-import { streamOutput } from "./lib/output.ts";
+import type { Context } from "./lib/core/cli.ts";
+import { streamOutput } from "./lib/core/output.ts";
 
 if (import.meta.main) {
   const abort = new AbortController();

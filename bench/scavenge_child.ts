@@ -1,6 +1,6 @@
 // Child process for the scavenger benchmark: scavenges one transcript while sampling memory, and
 // prints {"ms", "peakRss", "peakHeap", "baseRss", "rows"} as JSON.
-import { scavengeFile } from "../lib/scavenger.ts";
+import { scavengeFile } from "../lib/sessions/scavenger.ts";
 
 const path = Deno.args[0]!;
 const base = Deno.memoryUsage();

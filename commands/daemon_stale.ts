@@ -6,24 +6,23 @@
  * @module
  */
 
-import { CliError, type Context, EXIT } from "../lib/cli.ts";
-import { loadConfig } from "../lib/config.ts";
-import { integerFlag, parseFlags } from "../lib/flags.ts";
+import { CliError, type Context, EXIT } from "../lib/core/cli.ts";
+import { loadConfig } from "../lib/state/config.ts";
+import { integerFlag, parseFlags } from "../lib/core/flags.ts";
+import { absolutePath, joinPath } from "../lib/core/path.ts";
+import { projectPaths, sessionPaths, stateDir, validateName } from "../lib/state/layout.ts";
+import { judgeSession, type Liveness } from "../lib/sessions/stale_policy.ts";
+import { hostEvidence, type PaneIndex } from "../lib/sessions/liveness.ts";
+import { logRecovery } from "../lib/state/recovery_log.ts";
+import { renderHandoff, scavengeFile, type TranscriptSummary } from "../lib/sessions/scavenger.ts";
+import { readHeartbeat, type SessionRecord, sessionRecordCodec } from "../lib/sessions/registry.ts";
+import { sleep } from "../lib/core/sleep.ts";
 import {
-  absolutePath,
-  joinPath,
-  projectPaths,
-  sessionPaths,
-  stateDir,
-  validateName,
-} from "../lib/paths.ts";
-import { judgeSession, type Liveness } from "../lib/policy/stale.ts";
-import { hostEvidence, type PaneIndex } from "../lib/liveness.ts";
-import { logRecovery } from "../lib/recovery_log.ts";
-import { renderHandoff, scavengeFile, type TranscriptSummary } from "../lib/scavenger.ts";
-import { readHeartbeat, type SessionRecord, sessionRecordCodec } from "../lib/session_registry.ts";
-import { sleep } from "../lib/sleep.ts";
-import { acquireInstanceLock, describeError, readState, writeFileAtomic } from "../lib/store.ts";
+  acquireInstanceLock,
+  describeError,
+  readState,
+  writeFileAtomic,
+} from "../lib/state/store.ts";
 
 export const help =
   `Usage: lifeline daemon stale [--root DIR]... [--interval 60] [--stale-after 300]

@@ -4,11 +4,15 @@
  * @module
  */
 
-import { type Context, EXIT } from "../lib/cli.ts";
-import { type Config, ConfigError, DEFAULT_CONFIG, loadConfig } from "../lib/config.ts";
-import { parseFlags } from "../lib/flags.ts";
-import { readKillSwitch } from "../lib/kill_switch.ts";
-import { absolutePath, joinPath, killSwitchPath, projectPaths, stateDir } from "../lib/paths.ts";
+import { type Context, EXIT } from "../lib/core/cli.ts";
+import { relativeTo } from "../lib/core/path.ts";
+import { type Config, ConfigError, DEFAULT_CONFIG, loadConfig } from "../lib/state/config.ts";
+import { parseFlags } from "../lib/core/flags.ts";
+import { HOOK_NAMES } from "../lib/claude/hook_names.ts";
+import { runProgram } from "../lib/host/process.ts";
+import { readKillSwitch } from "../lib/state/kill_switch.ts";
+import { absolutePath, joinPath } from "../lib/core/path.ts";
+import { killSwitchPath, projectPaths, stateDir } from "../lib/state/layout.ts";
 import {
   allSettingsPaths,
   commandHooks,
@@ -16,8 +20,8 @@ import {
   matcherProblem,
   matchers,
   readSettings,
-} from "../lib/settings.ts";
-import { describeError, listNames, numberCodec, readState } from "../lib/store.ts";
+} from "../lib/claude/settings.ts";
+import { describeError, listNames, numberCodec, readState } from "../lib/state/store.ts";
 import { onPath } from "./init.ts";
 
 export const help = `Usage: lifeline doctor [--root DIR] [--json]
@@ -51,8 +55,6 @@ export interface Check {
   message: string;
   fix?: string;
 }
-
-const HOOK_NAMES = ["crash", "track", "heartbeat", "remind"];
 
 async function settingsChecks(
   ctx: Context,
@@ -104,7 +106,7 @@ async function hookChecks(
       const hook = lifelineHookOf(command);
       const named = /\bhook\s+(\S+)/.exec(command)?.[1];
       if (!hook) {
-        if (named && !HOOK_NAMES.includes(named)) {
+        if (named && !(HOOK_NAMES as readonly string[]).includes(named)) {
           checks.push({
             name: "hooks",
             status: "fail",
@@ -222,13 +224,8 @@ export async function runChecks(ctx: Context, root: string): Promise<Check[]> {
   );
 
   try {
-    const out = await new Deno.Command("tmux", { args: ["-V"], stdout: "piped", stderr: "null" })
-      .output();
-    checks.push({
-      name: "tmux",
-      status: "ok",
-      message: new TextDecoder().decode(out.stdout).trim(),
-    });
+    const out = await runProgram("tmux", ["-V"]);
+    checks.push({ name: "tmux", status: "ok", message: out.stdout.trim() });
   } catch {
     checks.push({
       name: "tmux",
@@ -326,12 +323,12 @@ export async function runChecks(ctx: Context, root: string): Promise<Check[]> {
   const corrupt: string[] = [];
   const p = projectPaths(root);
   await walkFiles(p.sessions, 2, async (path, name) => {
-    if (/\.corrupt-/.test(name)) quarantined.push(path.slice(root.length + 1));
+    if (/\.corrupt-/.test(name)) quarantined.push(relativeTo(root, path));
     else if (/\.json$/.test(name)) {
       try {
         JSON.parse(await Deno.readTextFile(path));
       } catch {
-        corrupt.push(path.slice(root.length + 1));
+        corrupt.push(relativeTo(root, path));
       }
     }
   });
@@ -358,7 +355,7 @@ export async function runChecks(ctx: Context, root: string): Promise<Check[]> {
   await walkFiles(p.claims, 4, async (path, name) => {
     if (!name.endsWith(".lock")) return;
     const mtime = (await Deno.stat(path)).mtime?.getTime() ?? ctx.now();
-    if (ctx.now() - mtime > limit) stale.push(path.slice(root.length + 1));
+    if (ctx.now() - mtime > limit) stale.push(relativeTo(root, path));
   });
   checks.push(
     stale.length > 0

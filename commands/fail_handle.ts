@@ -6,9 +6,10 @@
  * @module
  */
 
-import { CliError, type Context, EXIT, UsageError } from "../lib/cli.ts";
-import { type Config, loadConfig } from "../lib/config.ts";
-import { parseFlags } from "../lib/flags.ts";
+import { CliError, type Context, EXIT, UsageError } from "../lib/core/cli.ts";
+import { relativeTo } from "../lib/core/path.ts";
+import { type Config, loadConfig } from "../lib/state/config.ts";
+import { parseFlags } from "../lib/core/flags.ts";
 import {
   breakerFile,
   circuitBreakerEnabled,
@@ -26,12 +27,13 @@ import {
   renderIterationCounter,
   requiredFiles,
   traceRecord,
-} from "../lib/harness.ts";
-import { absolutePath, harnessPaths, InvalidNameError, validateName } from "../lib/paths.ts";
-import { classifyError, type ErrorType } from "../lib/policy/classify.ts";
-import { afterSuccess, decideFailure } from "../lib/policy/failure.ts";
-import { markStable, recoverOwnState, RefusedError, rollBack } from "../lib/rollback.ts";
-import { pathExists, readState, withLock, writeFileAtomic } from "../lib/store.ts";
+} from "../lib/harness/files.ts";
+import { absolutePath } from "../lib/core/path.ts";
+import { harnessPaths, InvalidNameError, validateName } from "../lib/state/layout.ts";
+import { classifyError, type ErrorType } from "../lib/harness/classify_policy.ts";
+import { afterSuccess, decideFailure } from "../lib/harness/breaker_policy.ts";
+import { markStable, recoverOwnState, RefusedError, rollBack } from "../lib/harness/rollback.ts";
+import { pathExists, readState, withLock, writeFileAtomic } from "../lib/state/store.ts";
 
 export const help =
   `Usage: lifeline fail handle --task ID --skill NAME --error TEXT [--type code|architecture|process]
@@ -171,7 +173,7 @@ export function parse(args: readonly string[], stdinJson?: unknown): HandleArgs 
 
 async function readStdinJson(ctx: Context): Promise<unknown> {
   if (ctx.stdin.isTerminal()) return undefined;
-  const { readStdinText } = await import("../lib/hook_io.ts");
+  const { readStdinText } = await import("../lib/claude/hook_io.ts");
   const text = (await readStdinText(ctx.stdin, { timeoutMs: 2000 }).catch(() => "")).trim();
   if (text === "") return undefined;
   try {
@@ -185,7 +187,7 @@ async function checkPreconditions(root: string): Promise<void> {
   for (const path of requiredFiles(root)) {
     if (!(await pathExists(path))) {
       throw new CliError(
-        `the harness is not set up: ${path.slice(root.length + 1)} is missing`,
+        `the harness is not set up: ${relativeTo(root, path)} is missing`,
         "run `lifeline fail init` first",
       );
     }
@@ -290,7 +292,7 @@ async function handleFailure(
       strategy: "C",
       escalate: true,
       next_step: `breaker open: ${
-        p.breaker(a.task).slice(root.length + 1)
+        relativeTo(root, p.breaker(a.task))
       }; fix the cause, then \`lifeline fail handle --success\``,
       exit_code: EXIT.escalate,
     };
@@ -402,7 +404,7 @@ async function handleFailure(
     breaker: decision.taskBreaker ? "opened" : decision.globalBreaker ? "global" : "closed",
     escalate: decision.escalate,
     iteration: { current: decision.counts.current_iteration, max: decision.counts.max_iterations },
-    report: p.report(a.task).slice(root.length + 1),
+    report: relativeTo(root, p.report(a.task)),
     next_step: nextSteps(failure)[0],
     exit_code: decision.strategy === "C" || decision.taskBreaker || decision.globalBreaker
       ? EXIT.escalate

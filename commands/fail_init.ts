@@ -4,12 +4,13 @@
  * @module
  */
 
-import { type Context, EXIT } from "../lib/cli.ts";
-import { loadConfig } from "../lib/config.ts";
-import { parseFlags } from "../lib/flags.ts";
-import { initHarness } from "../lib/harness.ts";
-import { absolutePath } from "../lib/paths.ts";
-import { recoverOwnState } from "../lib/rollback.ts";
+import { type Context, EXIT } from "../lib/core/cli.ts";
+import { relativeTo } from "../lib/core/path.ts";
+import { loadConfig } from "../lib/state/config.ts";
+import { parseFlags } from "../lib/core/flags.ts";
+import { initHarness } from "../lib/harness/files.ts";
+import { absolutePath } from "../lib/core/path.ts";
+import { recoverOwnState } from "../lib/harness/rollback.ts";
 
 export const help = `Usage: lifeline fail init [--root DIR] [--json]
 
@@ -37,7 +38,7 @@ export async function run(ctx: Context): Promise<number> {
   // A rollback killed half-way may have the harness set aside: put it back, never create anew.
   await recoverOwnState(root);
   const { created, kept } = await initHarness(root, config.breaker.maxIterations);
-  const relative = (path: string) => path.slice(root.length + 1);
+  const relative = (path: string) => relativeTo(root, path);
   if (values.json) {
     ctx.out.json({ root, created: created.map(relative), kept: kept.map(relative) });
   } else {

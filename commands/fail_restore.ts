@@ -4,12 +4,13 @@
  * @module
  */
 
-import { type Context, EXIT, UsageError } from "../lib/cli.ts";
-import { parseFlags } from "../lib/flags.ts";
-import { eventLine, isoSeconds } from "../lib/harness.ts";
-import { absolutePath, harnessPaths } from "../lib/paths.ts";
-import { restoreBackup } from "../lib/rollback.ts";
-import { pathExists } from "../lib/store.ts";
+import { type Context, EXIT, UsageError } from "../lib/core/cli.ts";
+import { parseFlags } from "../lib/core/flags.ts";
+import { eventLine, isoSeconds } from "../lib/harness/files.ts";
+import { absolutePath } from "../lib/core/path.ts";
+import { harnessPaths } from "../lib/state/layout.ts";
+import { restoreBackup } from "../lib/harness/rollback.ts";
+import { pathExists } from "../lib/state/store.ts";
 
 export const help = `Usage: lifeline fail restore <backup-ref> [--force] [--root DIR] [--json]
 

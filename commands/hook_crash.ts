@@ -7,14 +7,14 @@
  * @module
  */
 
-import type { Context } from "../lib/cli.ts";
+import type { Context } from "../lib/core/cli.ts";
 import {
   type Finding,
   latestOtherSession,
   scanLeftovers,
   surveySessions,
-} from "../lib/crash_scan.ts";
-import { foldTurns } from "../lib/failure_tracker.ts";
+} from "../lib/sessions/crash_recovery.ts";
+import { foldTurns } from "../lib/advice/model_fallback.ts";
 import {
   contextOutput,
   HOOK_FLAGS_HELP,
@@ -22,12 +22,13 @@ import {
   type HookRequest,
   isEvent,
   runHook,
-} from "../lib/hook_io.ts";
-import { joinPath, sessionPaths } from "../lib/paths.ts";
-import { gatherAdvice, queueAdvice } from "../lib/pending_advice.ts";
-import { logRecovery } from "../lib/recovery_log.ts";
-import { readSessionRecord } from "../lib/session_registry.ts";
-import { pathExists, writeFileAtomic } from "../lib/store.ts";
+} from "../lib/claude/hook_io.ts";
+import { joinPath } from "../lib/core/path.ts";
+import { sessionPaths } from "../lib/state/layout.ts";
+import { gatherAdvice, queueAdvice } from "../lib/advice/pending_advice.ts";
+import { logRecovery } from "../lib/state/recovery_log.ts";
+import { readSessionRecord } from "../lib/sessions/registry.ts";
+import { pathExists, writeFileAtomic } from "../lib/state/store.ts";
 
 export const help = `Usage: lifeline hook crash [--root DIR] [--background]
 

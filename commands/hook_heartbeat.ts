@@ -6,12 +6,12 @@
  * @module
  */
 
-import type { Context } from "../lib/cli.ts";
-import { HOOK_FLAGS_HELP, type HookRequest, runHook } from "../lib/hook_io.ts";
-import { logToOwnLog } from "../lib/own_log.ts";
-import { agentProcess, type ProcessInfo } from "../lib/proc.ts";
-import { LockTimeoutError } from "../lib/store.ts";
-import { recordSighting, type SessionRecord } from "../lib/session_registry.ts";
+import type { Context } from "../lib/core/cli.ts";
+import { HOOK_FLAGS_HELP, type HookRequest, runHook } from "../lib/claude/hook_io.ts";
+import { logToOwnLog } from "../lib/state/own_log.ts";
+import { agentProcess, type ProcessInfo } from "../lib/host/proc.ts";
+import { LockTimeoutError } from "../lib/state/store.ts";
+import { recordSighting, type SessionRecord } from "../lib/sessions/registry.ts";
 
 export const help = `Usage: lifeline hook heartbeat [--root DIR] [--background]
 

@@ -6,18 +6,18 @@
  * @module
  */
 
-import type { Context } from "../lib/cli.ts";
+import type { Context } from "../lib/core/cli.ts";
 import {
   contextOutput,
   HOOK_FLAGS_HELP,
   type HookOutput,
   type HookRequest,
   runHook,
-} from "../lib/hook_io.ts";
-import { readKillSwitch } from "../lib/kill_switch.ts";
-import { logToOwnLog } from "../lib/own_log.ts";
-import { killSwitchPath } from "../lib/paths.ts";
-import { adviceBlock, gatherAdvice } from "../lib/pending_advice.ts";
+} from "../lib/claude/hook_io.ts";
+import { readKillSwitch } from "../lib/state/kill_switch.ts";
+import { logToOwnLog } from "../lib/state/own_log.ts";
+import { killSwitchPath } from "../lib/state/layout.ts";
+import { adviceBlock, gatherAdvice } from "../lib/advice/pending_advice.ts";
 
 export const help = `Usage: lifeline hook remind [--root DIR] [--background]
 

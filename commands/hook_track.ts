@@ -13,7 +13,7 @@
  * @module
  */
 
-import type { Context } from "../lib/cli.ts";
+import type { Context } from "../lib/core/cli.ts";
 import {
   contextOutput,
   HOOK_FLAGS_HELP,
@@ -21,10 +21,10 @@ import {
   type HookRequest,
   isEvent,
   runHook,
-} from "../lib/hook_io.ts";
-import { sessionPaths } from "../lib/paths.ts";
-import { adviceBlock, foldIntoOutbox, gatherAdvice } from "../lib/pending_advice.ts";
-import { pathExists, withLock } from "../lib/store.ts";
+} from "../lib/claude/hook_io.ts";
+import { sessionPaths } from "../lib/state/layout.ts";
+import { adviceBlock, foldIntoOutbox, gatherAdvice } from "../lib/advice/pending_advice.ts";
+import { pathExists, withLock } from "../lib/state/store.ts";
 
 export const help = `Usage: lifeline hook track [--root DIR] [--background]
 
@@ -59,7 +59,7 @@ async function onToolSuccess(request: HookRequest, tool: string): Promise<void> 
 export async function handle(request: HookRequest): Promise<HookOutput | null> {
   const { input, root, ctx } = request;
   if (isEvent(input, "StopFailure")) {
-    const { recordTurnEvent } = await import("../lib/failure_tracker.ts");
+    const { recordTurnEvent } = await import("../lib/advice/model_fallback.ts");
     await recordTurnEvent(root, input.session_id, {
       ts: new Date(ctx.now()).toISOString(),
       event: "StopFailure",
@@ -76,7 +76,7 @@ export async function handle(request: HookRequest): Promise<HookOutput | null> {
   }
   let fresh: string[] = [];
   if (isEvent(input, "PostToolUseFailure")) {
-    const { onToolFailure } = await import("../lib/tool_failures.ts");
+    const { onToolFailure } = await import("../lib/advice/tool_fallback.ts");
     fresh = await onToolFailure(request, input, await request.config());
   } else if (isEvent(input, "PostToolUse")) {
     await onToolSuccess(request, input.tool_name);

@@ -4,11 +4,11 @@
  * @module
  */
 
-import { CliError, type Context, EXIT, UsageError } from "../lib/cli.ts";
-import { parseFlags } from "../lib/flags.ts";
-import { absolutePath, baseName, joinPath } from "../lib/paths.ts";
-import { mergeHooks, readSettings, type Scope, settingsPath } from "../lib/settings.ts";
-import { writeFileAtomic } from "../lib/store.ts";
+import { CliError, type Context, EXIT, UsageError } from "../lib/core/cli.ts";
+import { parseFlags } from "../lib/core/flags.ts";
+import { absolutePath, baseName, joinPath } from "../lib/core/path.ts";
+import { mergeHooks, readSettings, type Scope, settingsPath } from "../lib/claude/settings.ts";
+import { writeFileAtomic } from "../lib/state/store.ts";
 
 export const help =
   `Usage: lifeline init [--scope user|project|local | --settings PATH] [--dry-run] [--root DIR] [--json]

@@ -12,7 +12,8 @@ import {
   EXIT,
   UsageError,
   usageLine,
-} from "../lib/cli.ts";
+} from "../lib/core/cli.ts";
+import { HOOK_NAMES, type HookName } from "../lib/claude/hook_names.ts";
 
 /** One row of the command table. */
 export interface CommandEntry {
@@ -21,6 +22,29 @@ export interface CommandEntry {
   summary: string;
   load(): Promise<CommandModule>;
 }
+
+/**
+ * The hook commands, one per name in {@linkcode HOOK_NAMES} (the type makes a missing one an
+ * error). Each `import()` names its file literally, so `deno compile` bundles it.
+ */
+const HOOKS: Record<HookName, Omit<CommandEntry, "name">> = {
+  crash: {
+    summary: "SessionStart hook: repairs state a crashed session left, and says what it found",
+    load: () => import("./hook_crash.ts"),
+  },
+  track: {
+    summary: "Tool and API failure hook: MCP backoff, tool fallback, model fallback advice",
+    load: () => import("./hook_track.ts"),
+  },
+  remind: {
+    summary: "UserPromptSubmit hook: self-heal reminder, plus pending lifeline advice",
+    load: () => import("./hook_remind.ts"),
+  },
+  heartbeat: {
+    summary: "PostToolUse hook (async): heartbeat and session registry for the watchers",
+    load: () => import("./hook_heartbeat.ts"),
+  },
+};
 
 /** Every command, in the order `lifeline --help` lists them. */
 export const COMMANDS: readonly CommandEntry[] = [
@@ -39,26 +63,7 @@ export const COMMANDS: readonly CommandEntry[] = [
     summary: "Show sessions, watched panes, breakers, failing tools and pending advice",
     load: () => import("./status.ts"),
   },
-  {
-    name: "hook crash",
-    summary: "SessionStart hook: repairs state a crashed session left, and says what it found",
-    load: () => import("./hook_crash.ts"),
-  },
-  {
-    name: "hook track",
-    summary: "Tool and API failure hook: MCP backoff, tool fallback, model fallback advice",
-    load: () => import("./hook_track.ts"),
-  },
-  {
-    name: "hook remind",
-    summary: "UserPromptSubmit hook: self-heal reminder, plus pending lifeline advice",
-    load: () => import("./hook_remind.ts"),
-  },
-  {
-    name: "hook heartbeat",
-    summary: "PostToolUse hook (async): heartbeat and session registry for the watchers",
-    load: () => import("./hook_heartbeat.ts"),
-  },
+  ...HOOK_NAMES.map((hook) => ({ name: `hook ${hook}`, ...HOOKS[hook] })),
   {
     name: "watch tmux",
     summary: "Resume agents in tmux after a rate limit resets; never type into a prompt",

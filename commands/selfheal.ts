@@ -4,11 +4,11 @@
  * @module
  */
 
-import { CliError, type Context, EXIT, UsageError } from "../lib/cli.ts";
-import { parseFlags } from "../lib/flags.ts";
-import { readKillSwitch, setKillSwitch } from "../lib/kill_switch.ts";
-import { killSwitchPath } from "../lib/paths.ts";
-import { describeError } from "../lib/store.ts";
+import { CliError, type Context, EXIT, UsageError } from "../lib/core/cli.ts";
+import { parseFlags } from "../lib/core/flags.ts";
+import { readKillSwitch, setKillSwitch } from "../lib/state/kill_switch.ts";
+import { killSwitchPath } from "../lib/state/layout.ts";
+import { describeError } from "../lib/state/store.ts";
 
 export const help = `Usage: lifeline selfheal <on|off|status> [--json]
 

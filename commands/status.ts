@@ -4,26 +4,25 @@
  * @module
  */
 
-import { type Context, EXIT } from "../lib/cli.ts";
-import { loadConfig } from "../lib/config.ts";
-import { parseFlags } from "../lib/flags.ts";
-import { readKillSwitch } from "../lib/kill_switch.ts";
-import { hostEvidence, type PaneIndex } from "../lib/liveness.ts";
-import { peekAdvice } from "../lib/outbox.ts";
+import { type Context, EXIT } from "../lib/core/cli.ts";
+import { loadConfig } from "../lib/state/config.ts";
+import { parseFlags } from "../lib/core/flags.ts";
+import { readKillSwitch } from "../lib/state/kill_switch.ts";
+import { hostEvidence, type PaneIndex } from "../lib/sessions/liveness.ts";
+import { peekAdvice } from "../lib/advice/outbox.ts";
+import { absolutePath, joinPath } from "../lib/core/path.ts";
 import {
-  absolutePath,
   harnessPaths,
-  joinPath,
   killSwitchPath,
   projectPaths,
   sessionPaths,
   stateDir,
   validateName,
-} from "../lib/paths.ts";
-import { judgeSession } from "../lib/policy/stale.ts";
-import type { PaneRecord } from "../lib/policy/watch.ts";
-import { readHeartbeat, readSessionRecord } from "../lib/session_registry.ts";
-import { listNames, numberCodec, readState } from "../lib/store.ts";
+} from "../lib/state/layout.ts";
+import { judgeSession } from "../lib/sessions/stale_policy.ts";
+import type { PaneRecord } from "../lib/watch/watch_policy.ts";
+import { readHeartbeat, readSessionRecord } from "../lib/sessions/registry.ts";
+import { listNames, numberCodec, readState } from "../lib/state/store.ts";
 
 export const help = `Usage: lifeline status [--root DIR] [--json]
 

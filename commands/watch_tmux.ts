@@ -7,10 +7,11 @@
  * @module
  */
 
-import { CliError, type Context, EXIT, UsageError } from "../lib/cli.ts";
-import { type Config, loadConfig } from "../lib/config.ts";
-import { integerFlag, parseFlags } from "../lib/flags.ts";
-import { absolutePath, joinPath, projectPaths, stateDir } from "../lib/paths.ts";
+import { CliError, type Context, EXIT, UsageError } from "../lib/core/cli.ts";
+import { type Config, loadConfig } from "../lib/state/config.ts";
+import { integerFlag, parseFlags } from "../lib/core/flags.ts";
+import { absolutePath, joinPath } from "../lib/core/path.ts";
+import { projectPaths, stateDir } from "../lib/state/layout.ts";
 import {
   afterAttempt,
   decide,
@@ -20,11 +21,11 @@ import {
   refused,
   stagger,
   type WatchPolicy,
-} from "../lib/policy/watch.ts";
-import { logRecovery } from "../lib/recovery_log.ts";
-import { type Classification, classifyScreen, lastLinesRefusal } from "../lib/screen.ts";
-import { sessionRecordCodec } from "../lib/session_registry.ts";
-import { sleep } from "../lib/sleep.ts";
+} from "../lib/watch/watch_policy.ts";
+import { logRecovery } from "../lib/state/recovery_log.ts";
+import { type Classification, classifyScreen, lastLinesRefusal } from "../lib/claude/screen.ts";
+import { sessionRecordCodec } from "../lib/sessions/registry.ts";
+import { sleep } from "../lib/core/sleep.ts";
 import {
   acquireInstanceLock,
   describeError,
@@ -32,7 +33,7 @@ import {
   quarantine,
   readState,
   writeFileAtomic,
-} from "../lib/store.ts";
+} from "../lib/state/store.ts";
 import {
   capturePane,
   listPanes,
@@ -42,7 +43,7 @@ import {
   sendLiteral,
   socketPath,
   type TmuxServer,
-} from "../lib/tmux.ts";
+} from "../lib/host/tmux.ts";
 
 export const help =
   `Usage: lifeline watch tmux [--socket NAME | --socket-path PATH] [--target SESSION|%PANE]

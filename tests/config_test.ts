@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { ConfigError, DEFAULT_CONFIG, loadConfig, parseConfigFile } from "../lib/config.ts";
-import { parseJsonText } from "../lib/json_text.ts";
+import { ConfigError, DEFAULT_CONFIG, loadConfig, parseConfigFile } from "../lib/state/config.ts";
+import { parseJsonText } from "../lib/core/json_text.ts";
 import { withTempDir } from "./helpers/temp.ts";
 
 Deno.test("defaults are the policy table of DESIGN §7", () => {

@@ -1,6 +1,6 @@
 // `lifeline daemon stale` with real tmux panes, real processes and real transcripts.
 import assert from "node:assert/strict";
-import { lookupProcess } from "../lib/proc.ts";
+import { lookupProcess } from "../lib/host/proc.ts";
 import { hookInput, transcriptPath } from "./helpers/fixtures.ts";
 import { parseHookStdout, runLifeline, spawnLifeline } from "./helpers/lifeline.ts";
 import { agentScreen } from "./helpers/screens.ts";

@@ -1,7 +1,7 @@
 // `lifeline fail init|handle|restore` on real git repositories: the specification's five
 // scenarios, rollback without loss, and the refusals.
 import assert from "node:assert/strict";
-import { classifyError } from "../lib/policy/classify.ts";
+import { classifyError } from "../lib/harness/classify_policy.ts";
 import { parseEventLine } from "../commands/fail_handle.ts";
 import { commitAll, git, makeRepo, treeSnapshot } from "./helpers/git_repo.ts";
 import { runLifeline, spawnLifeline } from "./helpers/lifeline.ts";

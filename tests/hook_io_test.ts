@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { bytesReader } from "../lib/cli.ts";
+import { bytesReader } from "../lib/core/cli.ts";
 import {
   capContext,
   CONTEXT_EVENTS,
@@ -9,7 +9,7 @@ import {
   MAX_CONTEXT_CHARS,
   parseHookInput,
   readStdinText,
-} from "../lib/hook_io.ts";
+} from "../lib/claude/hook_io.ts";
 import { hookCaptures, hookScenarios } from "./helpers/fixtures.ts";
 
 Deno.test("every real 2.1.328 hook payload parses, with its unknown fields kept", async () => {

@@ -3,7 +3,7 @@
 // `deno task test`) fails if either stops holding.
 import assert from "node:assert/strict";
 import type { SyncHookJSONOutput } from "@anthropic-ai/claude-agent-sdk";
-import { CONTEXT_EVENTS, contextOutput, type HookOutput } from "../lib/hook_io.ts";
+import { CONTEXT_EVENTS, contextOutput, type HookOutput } from "../lib/claude/hook_io.ts";
 
 type Assert<T extends true> = T;
 type IsAssignable<A, B> = [A] extends [B] ? true : false;

@@ -1,9 +1,8 @@
 import assert from "node:assert/strict";
+import { absolutePath, joinPath } from "../lib/core/path.ts";
 import {
-  absolutePath,
   claudeConfigDir,
   InvalidNameError,
-  joinPath,
   killSwitchPath,
   MAX_NAME_LENGTH,
   ownLogPath,
@@ -13,7 +12,7 @@ import {
   stateDir,
   userConfigPath,
   validateName,
-} from "../lib/paths.ts";
+} from "../lib/state/layout.ts";
 
 Deno.test("validateName accepts ids, tool names and MCP names", () => {
   for (

@@ -1,23 +1,23 @@
 import assert from "node:assert/strict";
-import { BUILTIN_FALLBACKS, findFallback, parseFallbackMap } from "../lib/fallback_map.ts";
-import { backoffSeconds, onMcpFailure } from "../lib/policy/mcp_retry.ts";
+import { BUILTIN_FALLBACKS, findFallback, parseFallbackMap } from "../lib/advice/fallback_map.ts";
+import type { TurnOutcome } from "../lib/claude/transcript.ts";
+import { backoffSeconds, onMcpFailure } from "../lib/advice/mcp_retry_policy.ts";
 import {
   applyOutcome,
   classifyApiError,
   emptyTracker,
   ladderRung,
-  type Outcome,
   type TrackerState,
   withModel,
-} from "../lib/policy/model_fallback.ts";
+} from "../lib/advice/model_fallback_policy.ts";
 import {
   deactivated,
   decideClaim,
   decideLoopState,
   parseClaimOwner,
   parseTimestamp,
-} from "../lib/policy/leftovers.ts";
-import { outcomesFromRows } from "../lib/transcript.ts";
+} from "../lib/sessions/crash_recovery_policy.ts";
+import { outcomesFromRows } from "../lib/claude/transcript.ts";
 import { transcriptPath } from "./helpers/fixtures.ts";
 
 const MCP = { baseSeconds: 1, maxAttempts: 5, jitter: 0.25 };
@@ -67,11 +67,11 @@ Deno.test("MCP retry state: next_retry_at has up to 25% jitter taken off, never 
   assert.equal(most.state.last_attempt_ts, now);
 });
 
-function fail(key: string, at: number, error = "server_error", message?: string): Outcome {
+function fail(key: string, at: number, error = "server_error", message?: string): TurnOutcome {
   return { kind: "api_error", key, at, error, message };
 }
 
-function run(outcomes: Outcome[], start: TrackerState = emptyTracker()) {
+function run(outcomes: TurnOutcome[], start: TrackerState = emptyTracker()) {
   let state = start;
   const advice: (string | null)[] = [];
   for (const outcome of outcomes) {

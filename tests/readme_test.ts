@@ -5,7 +5,7 @@
 // Quick start) are not run here: installing needs the network, and the Quick start's demo is run
 // by the last test, its test command is this suite.
 import assert from "node:assert/strict";
-import { DEFAULT_CONFIG } from "../lib/config.ts";
+import { DEFAULT_CONFIG } from "../lib/state/config.ts";
 import { installLifelineWrapper, REPO_DIR, runLifeline } from "./helpers/lifeline.ts";
 import { withTempDir } from "./helpers/temp.ts";
 

@@ -1,5 +1,10 @@
 import assert from "node:assert/strict";
-import { parseResetPhrase, resetWindowMs, resolveReset, zonedToUtc } from "../lib/reset_time.ts";
+import {
+  parseResetPhrase,
+  resetWindowMs,
+  resolveReset,
+  zonedToUtc,
+} from "../lib/claude/reset_time.ts";
 
 const FIVE_HOURS = resetWindowMs("5-hour");
 const DAY = resetWindowMs("weekly");

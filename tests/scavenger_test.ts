@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { redact, renderHandoff, scavengeFile, Scavenger } from "../lib/scavenger.ts";
+import { redact, renderHandoff, scavengeFile, Scavenger } from "../lib/sessions/scavenger.ts";
 import { transcriptPath } from "./helpers/fixtures.ts";
 import { REPO_DIR } from "./helpers/lifeline.ts";
 import { withTempDir } from "./helpers/temp.ts";

@@ -1,5 +1,10 @@
 import assert from "node:assert/strict";
-import { classifyScreen, lastLinesRefusal, type PaneState, parseScreen } from "../lib/screen.ts";
+import {
+  classifyScreen,
+  lastLinesRefusal,
+  type PaneState,
+  parseScreen,
+} from "../lib/claude/screen.ts";
 import { FIXTURE_DIR, screen } from "./helpers/fixtures.ts";
 import { agentScreen, dialogScreen } from "./helpers/screens.ts";
 

@@ -2,7 +2,7 @@
 // `Settings` type (SDK 0.3.328), and what init writes at run time is exactly that shape.
 import assert from "node:assert/strict";
 import type { Settings } from "@anthropic-ai/claude-agent-sdk";
-import { type LifelineHooks, lifelineHooks, mergeHooks } from "../lib/settings.ts";
+import { type LifelineHooks, lifelineHooks, mergeHooks } from "../lib/claude/settings.ts";
 
 type Assert<T extends true> = T;
 type IsAssignable<A, B> = [A] extends [B] ? true : false;

@@ -10,7 +10,7 @@ import {
   updateState,
   withLock,
   writeFileAtomic,
-} from "../lib/store.ts";
+} from "../lib/state/store.ts";
 import { REPO_DIR } from "./helpers/lifeline.ts";
 import { listDir, withTempDir } from "./helpers/temp.ts";
 

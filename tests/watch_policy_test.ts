@@ -7,8 +7,8 @@ import {
   refused,
   stagger,
   type WatchPolicy,
-} from "../lib/policy/watch.ts";
-import type { Classification } from "../lib/screen.ts";
+} from "../lib/watch/watch_policy.ts";
+import type { Classification } from "../lib/claude/screen.ts";
 
 const POLICY: WatchPolicy = {
   resumeMarginSeconds: 60,

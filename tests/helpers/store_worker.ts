@@ -1,5 +1,5 @@
 /**
- * A separate process that exercises lib/store.ts, for the multi-process tests.
+ * A separate process that exercises lib/state/store.ts, for the multi-process tests.
  *
  *   increment <file> <times>   locked read-modify-write of a JSON counter, <times> times
  *   write-loop <file>          atomic writes of ever-larger JSON documents until killed
@@ -7,7 +7,7 @@
  * @module
  */
 
-import { jsonCodec, updateState, writeFileAtomic } from "../../lib/store.ts";
+import { jsonCodec, updateState, writeFileAtomic } from "../../lib/state/store.ts";
 
 const counterCodec = jsonCodec((value) => {
   const count = (value as { count?: unknown }).count;

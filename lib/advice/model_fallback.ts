@@ -1,0 +1,209 @@
+/**
+ * The I/O around the model-fallback policy: `sessions/<id>/failure-tracker.json`, the turn events
+ * that StopFailure leaves in `sessions/<id>/events.jsonl`, and the transcript's API-error rows.
+ *
+ * StopFailure gets one append and nothing else: under `claude -p` the client kills that hook at
+ * exit (reference §9). The next hook of the session folds the events into the tracker; the next
+ * SessionStart also reads the transcript's tail, for the events no hook lived to record.
+ *
+ * @module
+ */
+
+import * as z from "zod";
+import type { TurnOutcome } from "../claude/transcript.ts";
+import { lazy } from "../core/lazy.ts";
+import { joinPath } from "../core/path.ts";
+import { sessionPaths } from "../state/layout.ts";
+import {
+  applyOutcome,
+  emptyTracker,
+  type TrackerState,
+  withModel,
+} from "./model_fallback_policy.ts";
+import {
+  appendJsonLine,
+  jsonCodec,
+  readJsonLines,
+  readState,
+  type UpdateResult,
+  updateState,
+} from "../state/store.ts";
+import { outcomesFromRows, readTailLines } from "../claude/transcript.ts";
+
+const trackerSchema = lazy(() =>
+  z.looseObject({
+    consecutive_failures: z.optional(z.number()),
+    current_model: z.optional(z.nullable(z.string())),
+    last_error: z.optional(z.nullable(z.string())),
+    updated_at: z.optional(z.string()),
+    last_success_at: z.optional(z.nullable(z.number())),
+    failures: z.optional(
+      z.array(z.looseObject({ key: z.string(), at: z.number(), error: z.string() })),
+    ),
+    advised: z.optional(z.array(z.string())),
+  })
+);
+
+/** Codec for `failure-tracker.json`; fields written by older tools are filled with defaults. */
+export const trackerCodec = jsonCodec<TrackerState>((value) => {
+  const parsed = trackerSchema().parse(value);
+  const empty = emptyTracker();
+  return {
+    ...parsed,
+    consecutive_failures: parsed.consecutive_failures ?? 0,
+    current_model: parsed.current_model ?? null,
+    last_error: parsed.last_error ?? null,
+    updated_at: parsed.updated_at ?? empty.updated_at,
+    last_success_at: parsed.last_success_at ?? null,
+    failures: parsed.failures ?? [],
+    advised: parsed.advised ?? [],
+  };
+});
+
+/** One line of `events.jsonl`. */
+export interface TurnEvent {
+  ts: string;
+  event: "StopFailure";
+  error: string;
+  prompt_id?: string;
+  message?: string;
+}
+
+/** Records a turn event with one append: all a StopFailure hook does. */
+export async function recordTurnEvent(
+  root: string,
+  sessionId: string,
+  event: TurnEvent,
+): Promise<void> {
+  await appendJsonLine(sessionPaths(root, sessionId).events, event);
+}
+
+const BATCH = /^events\.[a-z0-9]+\.folding\.jsonl$/;
+
+/** Moves pending events aside under a unique name; returns every batch waiting, old ones too. */
+async function takeBatches(root: string, sessionId: string): Promise<string[]> {
+  const dir = sessionPaths(root, sessionId).dir;
+  const fresh = joinPath(dir, `events.${Math.random().toString(36).slice(2, 10)}.folding.jsonl`);
+  try {
+    await Deno.rename(sessionPaths(root, sessionId).events, fresh);
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+  }
+  const batches: string[] = [];
+  try {
+    for await (const entry of Deno.readDir(dir)) {
+      if (BATCH.test(entry.name)) batches.push(joinPath(dir, entry.name));
+    }
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+  }
+  return batches;
+}
+
+function eventToOutcome(row: unknown): TurnOutcome | undefined {
+  const event = row as Partial<TurnEvent>;
+  if (event.event !== "StopFailure" || typeof event.error !== "string") return undefined;
+  const at = typeof event.ts === "string" ? Date.parse(event.ts) : NaN;
+  if (Number.isNaN(at)) return undefined;
+  return {
+    kind: "api_error",
+    key: typeof event.prompt_id === "string" ? event.prompt_id : `event:${event.ts}`,
+    at,
+    error: event.error,
+    message: typeof event.message === "string" ? event.message : undefined,
+  };
+}
+
+async function readOutcomes(path: string): Promise<TurnOutcome[]> {
+  const outcomes: TurnOutcome[] = [];
+  try {
+    for await (const row of readJsonLines(path)) {
+      const outcome = eventToOutcome(row);
+      if (outcome) outcomes.push(outcome);
+    }
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+  }
+  return outcomes;
+}
+
+/** What to fold into a session's tracker. */
+export interface FoldInput {
+  /** Outcomes known to the caller (a Stop is a success). */
+  outcomes?: TurnOutcome[];
+  /** A transcript whose tail to read for API-error rows. */
+  transcriptPath?: string | undefined;
+  /** The session's model, when the event says (SessionStart). */
+  model?: string | undefined;
+}
+
+/** How many transcript bytes the fold reads from the end. */
+export const TRANSCRIPT_TAIL_BYTES = 1 << 20;
+
+/**
+ * Folds pending events (and `input`) into the session's tracker under its lock, in time order.
+ * Returns the advice to give, each piece once.
+ */
+export async function foldTurns(
+  root: string,
+  sessionId: string,
+  input: FoldInput,
+  options: {
+    config: { threshold: number; ladder: readonly string[] };
+    now: number;
+    waitMs: number;
+  },
+): Promise<{ advice: string[]; result: UpdateResult<TrackerState> }> {
+  const paths = sessionPaths(root, sessionId);
+  let fromTranscript: { outcomes: TurnOutcome[]; model: string | null } = {
+    outcomes: [],
+    model: null,
+  };
+  if (input.transcriptPath) {
+    try {
+      fromTranscript = outcomesFromRows(
+        await readTailLines(input.transcriptPath, TRANSCRIPT_TAIL_BYTES),
+      );
+    } catch (error) {
+      if (!(error instanceof Deno.errors.NotFound)) throw error;
+    }
+  }
+  const advice: string[] = [];
+  const nowIso = new Date(options.now).toISOString();
+  let batches: string[] = [];
+  const result = await updateState(paths.failureTracker, trackerCodec, async (current) => {
+    // Events appended after this rename start a new file and wait for the next fold.
+    batches = await takeBatches(root, sessionId);
+    const events: TurnOutcome[] = [];
+    for (const batch of batches) events.push(...await readOutcomes(batch));
+    const before = current ?? emptyTracker();
+    let state = before;
+    const model = input.model ?? fromTranscript.model ?? undefined;
+    if (model) state = withModel(state, model, nowIso);
+    const all = [...fromTranscript.outcomes, ...events, ...(input.outcomes ?? [])]
+      .sort((a, b) => a.at - b.at);
+    for (const outcome of all) {
+      const step = applyOutcome(state, outcome, options.config, nowIso);
+      state = step.state;
+      // A turn that succeeded later makes advice about earlier errors stale.
+      if (outcome.kind === "success") advice.length = 0;
+      if (step.advice && !advice.includes(step.advice)) advice.push(step.advice);
+    }
+    // Nothing new (the usual SessionStart): leave the file alone rather than rewrite it.
+    return current && sameTracker(before, state) ? undefined : state;
+  }, { waitMs: options.waitMs, now: options.now });
+  // Only once the tracker is written: a fold that dies before leaves the batches for the next
+  // one, and re-applying them is harmless (each error counts once, by key).
+  for (const batch of batches) await Deno.remove(batch).catch(() => {});
+  return { advice, result };
+}
+
+function sameTracker(a: TrackerState, b: TrackerState): boolean {
+  return JSON.stringify({ ...a, updated_at: "" }) === JSON.stringify({ ...b, updated_at: "" });
+}
+
+/** Reads a session's tracker without locking. */
+export async function readTracker(root: string, sessionId: string): Promise<TrackerState> {
+  const result = await readState(sessionPaths(root, sessionId).failureTracker, trackerCodec);
+  return result.kind === "ok" ? result.value : emptyTracker();
+}

@@ -1,0 +1,263 @@
+/**
+ * Claude Code's settings files (reference §3): where they are, reading them with the line and
+ * column of a syntax error, and merging lifeline's hooks into them without disturbing anything
+ * else. The merge is a pure function.
+ *
+ * @module
+ */
+
+import { HOOK_NAMES, type HookName } from "./hook_names.ts";
+import { parseJsonText } from "../core/json_text.ts";
+import { joinPath } from "../core/path.ts";
+import { claudeConfigDir } from "../state/layout.ts";
+
+/** The settings scopes `lifeline init` writes to. */
+export type Scope = "user" | "project" | "local";
+
+/** A scope's settings file. */
+export function settingsPath(
+  scope: Scope,
+  env: Readonly<Record<string, string>>,
+  root: string,
+): string {
+  if (scope === "user") return joinPath(claudeConfigDir(env), "settings.json");
+  return joinPath(root, ".claude", scope === "project" ? "settings.json" : "settings.local.json");
+}
+
+/** The managed (policy) settings file of this platform. */
+export function managedSettingsPath(): string {
+  if (Deno.build.os === "darwin") {
+    return "/Library/Application Support/ClaudeCode/managed-settings.json";
+  }
+  if (Deno.build.os === "windows") return "C:\\Program Files\\ClaudeCode\\managed-settings.json";
+  return "/etc/claude-code/managed-settings.json";
+}
+
+/** Every settings file Claude Code reads, with its scope name. */
+export function allSettingsPaths(
+  env: Readonly<Record<string, string>>,
+  root: string,
+): { scope: string; path: string }[] {
+  return [
+    { scope: "user", path: settingsPath("user", env, root) },
+    { scope: "project", path: settingsPath("project", env, root) },
+    { scope: "local", path: settingsPath("local", env, root) },
+    { scope: "managed", path: managedSettingsPath() },
+  ];
+}
+
+/** A settings file as read. */
+export type SettingsRead =
+  | { kind: "missing" }
+  | { kind: "ok"; text: string; value: Record<string, unknown> }
+  | { kind: "invalid"; text: string; line: number; column: number; reason: string };
+
+/** Reads and parses a settings file; a syntax error carries its line and column. */
+export async function readSettings(path: string): Promise<SettingsRead> {
+  let text: string;
+  try {
+    text = await Deno.readTextFile(path);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return { kind: "missing" };
+    throw error;
+  }
+  if (text.trim() === "") return { kind: "ok", text, value: {} };
+  const parsed = parseJsonText(text);
+  if (!parsed.ok) return { kind: "invalid", text, ...parsed.error };
+  if (!parsed.value || typeof parsed.value !== "object" || Array.isArray(parsed.value)) {
+    return { kind: "invalid", text, line: 1, column: 1, reason: "the file is not a JSON object" };
+  }
+  return { kind: "ok", text, value: parsed.value as Record<string, unknown> };
+}
+
+/**
+ * The hooks lifeline adds, in the exact shape of the client's settings type (`Settings["hooks"]`
+ * in the SDK; tests/settings_types_test.ts checks it).
+ */
+export type LifelineHooks = Record<
+  string,
+  { matcher?: string; hooks: { type: "command"; command: string; async?: boolean }[] }[]
+>;
+
+/** lifeline's hooks as a fresh `hooks` object, for a binary invoked as `binary`. */
+export function lifelineHooks(binary: string): LifelineHooks {
+  const hooks: LifelineHooks = {};
+  for (const want of RECOMMENDED_HOOKS) {
+    const groups = (hooks[want.event] ??= []);
+    const handler = {
+      type: "command" as const,
+      command: `${binary} hook ${want.hook}`,
+      ...(want.async ? { async: true } : {}),
+    };
+    const group = groups.find((g) => (g.matcher ?? "") === (want.matcher ?? ""));
+    if (group) group.hooks.push(handler);
+    else groups.push({ ...(want.matcher ? { matcher: want.matcher } : {}), hooks: [handler] });
+  }
+  return hooks;
+}
+
+/** One command hook handler. */
+export interface CommandHook {
+  type: "command";
+  command: string;
+  async?: boolean;
+  timeout?: number;
+  [key: string]: unknown;
+}
+
+/** One matcher group of an event. */
+export interface MatcherGroup {
+  matcher?: string;
+  hooks: CommandHook[];
+  [key: string]: unknown;
+}
+
+/** The lifeline hooks, by event: which subcommand, and how it runs. */
+export const RECOMMENDED_HOOKS: readonly {
+  event: string;
+  hook: HookName;
+  matcher?: string;
+  async?: true;
+}[] = [
+  { event: "SessionStart", hook: "crash" },
+  { event: "UserPromptSubmit", hook: "remind" },
+  { event: "PostToolUse", hook: "heartbeat", matcher: "*", async: true },
+  { event: "PostToolUse", hook: "track", matcher: "*" },
+  { event: "PostToolUseFailure", hook: "track", matcher: "*" },
+  { event: "StopFailure", hook: "track" },
+  { event: "Stop", hook: "track" },
+];
+
+/** A lifeline hook command, whatever path it calls the binary by: `… hook <name>`. */
+const LIFELINE_HOOK = new RegExp(
+  String.raw`(?:^|[\s/\\"'])lifeline(?:\.exe)?["']?\s+hook\s+(${HOOK_NAMES.join("|")})\b|` +
+    String.raw`main\.ts["']?\s+hook\s+(${HOOK_NAMES.join("|")})\b`,
+);
+
+/** The lifeline hook a command runs, or null. */
+export function lifelineHookOf(command: string): string | null {
+  const match = LIFELINE_HOOK.exec(command);
+  return match ? (match[1] ?? match[2] ?? null) : null;
+}
+
+/** What a merge changed. */
+export interface MergeResult {
+  settings: Record<string, unknown>;
+  added: string[];
+  updated: string[];
+  unchanged: string[];
+}
+
+/**
+ * Merges lifeline's hooks into `settings`: an existing lifeline entry for the same event and
+ * hook is updated in place (whatever binary path it used), a missing one is added, and every
+ * other key, hook and entry is kept as it was.
+ */
+export function mergeHooks(settings: Record<string, unknown>, binary: string): MergeResult {
+  const result = structuredClone(settings);
+  const hooks =
+    (result.hooks && typeof result.hooks === "object" && !Array.isArray(result.hooks)
+      ? result.hooks
+      : (result.hooks = {})) as Record<string, unknown>;
+  const added: string[] = [];
+  const updated: string[] = [];
+  const unchanged: string[] = [];
+  for (const [event, wanted] of Object.entries(lifelineHooks(binary))) {
+    if (!Array.isArray(hooks[event])) hooks[event] = [];
+    const list = hooks[event] as MatcherGroup[];
+    for (const { matcher, hooks: handlers } of wanted) {
+      for (const handler of handlers) {
+        const hook = lifelineHookOf(handler.command);
+        const label = `${event}: lifeline hook ${hook}`;
+        const existing = matcherGroups(list).flatMap(commandsOf)
+          .find((h) => lifelineHookOf(h.command) === hook);
+        if (existing) {
+          const before = JSON.stringify(existing);
+          Object.assign(existing, handler);
+          (JSON.stringify(existing) === before ? unchanged : updated).push(label);
+          continue;
+        }
+        // Beside the event's other lifeline hooks when they share the matcher.
+        const group = matcherGroups(list).find((g) =>
+          (g.matcher ?? "") === (matcher ?? "") &&
+          commandsOf(g).some((h) => lifelineHookOf(h.command) !== null)
+        );
+        if (group) group.hooks.push({ ...handler });
+        else list.push({ ...(matcher ? { matcher } : {}), hooks: [{ ...handler }] });
+        added.push(label);
+      }
+    }
+  }
+  return { settings: result, added, updated, unchanged };
+}
+
+/** Each event's list of matcher groups, as found (not yet checked). */
+function eventLists(settings: Record<string, unknown>): [string, unknown][] {
+  const hooks = settings.hooks;
+  return hooks && typeof hooks === "object" && !Array.isArray(hooks) ? Object.entries(hooks) : [];
+}
+
+/** The groups of an event's list that have a `hooks` array (the objects themselves). */
+function matcherGroups(list: unknown): MatcherGroup[] {
+  if (!Array.isArray(list)) return [];
+  return (list as MatcherGroup[]).filter((g) =>
+    g !== null && typeof g === "object" && Array.isArray(g.hooks)
+  );
+}
+
+/** A group's command hooks (the objects themselves). */
+function commandsOf(group: MatcherGroup): CommandHook[] {
+  return group.hooks.filter((h) => h?.type === "command" && typeof h.command === "string");
+}
+
+/** Every command hook in a settings object, with where it is. */
+export function commandHooks(settings: Record<string, unknown>): {
+  event: string;
+  matcher: string | undefined;
+  command: string;
+}[] {
+  return eventLists(settings).flatMap(([event, list]) =>
+    matcherGroups(list).flatMap((group) =>
+      commandsOf(group).map((hook) => ({
+        event,
+        matcher: typeof group.matcher === "string" ? group.matcher : undefined,
+        command: hook.command,
+      }))
+    )
+  );
+}
+
+/** Every matcher in a settings object. */
+export function matchers(settings: Record<string, unknown>): { event: string; matcher: string }[] {
+  return eventLists(settings).flatMap(([event, list]) =>
+    matcherGroups(list).flatMap((group) =>
+      typeof group.matcher === "string" ? [{ event, matcher: group.matcher }] : []
+    )
+  );
+}
+
+/**
+ * What is wrong with a matcher (reference §3), or null. `*`, empty, and plain names separated by
+ * `|` are exact; anything else is a JavaScript regex, so `mcp__memory` matches nothing.
+ */
+export function matcherProblem(
+  matcher: string,
+): { level: "fail" | "warn"; message: string } | null {
+  if (/^mcp__[A-Za-z0-9_-]+$/.test(matcher) && !matcher.slice("mcp__".length).includes("__")) {
+    return {
+      level: "warn",
+      message:
+        `"${matcher}" matches no tool; MCP tools are mcp__<server>__<tool>: use "${matcher}__.*"`,
+    };
+  }
+  if (matcher === "" || matcher === "*" || /^[A-Za-z0-9_|]+$/.test(matcher)) return null;
+  try {
+    new RegExp(matcher);
+  } catch (error) {
+    return {
+      level: "fail",
+      message: `"${matcher}" is not a valid regex: ${(error as Error).message}`,
+    };
+  }
+  return null;
+}

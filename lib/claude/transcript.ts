@@ -1,0 +1,96 @@
+/**
+ * Reading Claude Code transcripts (`transcript_path`, JSON lines; reference §5). Rows of unknown
+ * type are ignored, and a torn last line is skipped.
+ *
+ * @module
+ */
+
+/** Something that happened to a turn: an API error (keyed by the prompt it answered), or a reply. */
+export type TurnOutcome =
+  | { kind: "api_error"; key: string; at: number; error: string; message?: string | undefined }
+  | { kind: "success"; at: number };
+
+/** The last `maxBytes` of a file as complete lines (the first, partial line is dropped). */
+export async function readTailLines(path: string, maxBytes: number): Promise<string[]> {
+  const file = await Deno.open(path, { read: true });
+  try {
+    const size = (await file.stat()).size;
+    const start = Math.max(0, size - maxBytes);
+    await file.seek(start, Deno.SeekMode.Start);
+    const buffer = new Uint8Array(size - start);
+    let filled = 0;
+    while (filled < buffer.length) {
+      const n = await file.read(buffer.subarray(filled));
+      if (n === null) break;
+      filled += n;
+    }
+    const lines = new TextDecoder().decode(buffer.subarray(0, filled)).split("\n");
+    return start > 0 ? lines.slice(1) : lines;
+  } finally {
+    file.close();
+  }
+}
+
+const MESSAGE_ROW = /"type"\s*:\s*"(?:user|assistant)"/;
+
+interface MessageRow {
+  type?: unknown;
+  promptId?: unknown;
+  uuid?: unknown;
+  timestamp?: unknown;
+  isApiErrorMessage?: unknown;
+  error?: unknown;
+  message?: { model?: unknown; content?: unknown };
+}
+
+function textOf(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  return content
+    .map((block) => (block && typeof block === "object" && "text" in block ? block.text : ""))
+    .filter((text): text is string => typeof text === "string")
+    .join("\n");
+}
+
+/**
+ * Turn outcomes found in transcript rows: each synthetic API-error row (`isApiErrorMessage`) is
+ * a failure keyed by the prompt it answered (the same key a StopFailure hook records), and each
+ * real assistant row is a success at its time. Also returns the last real model seen.
+ */
+export function outcomesFromRows(lines: readonly string[]): {
+  outcomes: TurnOutcome[];
+  model: string | null;
+} {
+  const outcomes: TurnOutcome[] = [];
+  let promptId: string | null = null;
+  let model: string | null = null;
+  for (const line of lines) {
+    // Most rows are other types (attachments, request blobs); skip them before parsing.
+    if (!MESSAGE_ROW.test(line)) continue;
+    let row: MessageRow;
+    try {
+      row = JSON.parse(line);
+    } catch {
+      continue;
+    }
+    if (row.type === "user" && typeof row.promptId === "string") promptId = row.promptId;
+    if (row.type !== "assistant") continue;
+    const at = typeof row.timestamp === "string" ? Date.parse(row.timestamp) : NaN;
+    if (Number.isNaN(at)) continue;
+    if (row.isApiErrorMessage === true) {
+      const key = promptId ?? (typeof row.uuid === "string" ? row.uuid : `transcript:${at}`);
+      outcomes.push({
+        kind: "api_error",
+        key,
+        at,
+        error: typeof row.error === "string" ? row.error : "unknown",
+        message: textOf(row.message?.content),
+      });
+    } else {
+      outcomes.push({ kind: "success", at });
+      const m = row.message?.model;
+      if (typeof m === "string" && m !== "<synthetic>") model = m;
+    }
+  }
+  return { outcomes, model };
+}

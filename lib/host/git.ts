@@ -1,0 +1,97 @@
+/**
+ * A thin client over the real `git` program, with the few queries rollback needs.
+ *
+ * @module
+ */
+
+import { CliError } from "../core/cli.ts";
+import { ProgramMissingError, runProgram } from "./process.ts";
+
+/** git failed; the message carries its stderr. */
+export class GitError extends CliError {
+  override name = "GitError";
+}
+
+/** Runs `git <args>` in `cwd` and returns stdout (trailing newline removed). */
+export async function git(
+  cwd: string,
+  args: string[],
+  { env }: { env?: Record<string, string> } = {},
+): Promise<string> {
+  let result;
+  try {
+    result = await runProgram("git", args, { cwd, ...(env ? { env } : {}) });
+  } catch (error) {
+    if (error instanceof ProgramMissingError) throw new GitError("git is not installed");
+    throw error;
+  }
+  if (!result.success) {
+    throw new GitError(
+      `git ${args[0]} failed: ${result.stderr.trim() || `exit code ${result.code}`}`,
+    );
+  }
+  return result.stdout.replace(/\n$/, "");
+}
+
+/** The work tree's top directory, or null outside a repository. */
+export async function repoTop(cwd: string): Promise<string | null> {
+  try {
+    return await git(cwd, ["rev-parse", "--show-toplevel"]);
+  } catch {
+    return null;
+  }
+}
+
+/** The repository's git directory, absolute. */
+export function gitDir(top: string): Promise<string> {
+  return git(top, ["rev-parse", "--absolute-git-dir"]);
+}
+
+/** The commit a revision names, or null. */
+export async function resolveCommit(top: string, revision: string): Promise<string | null> {
+  try {
+    return await git(top, ["rev-parse", "--verify", "--quiet", `${revision}^{commit}`]);
+  } catch {
+    return null;
+  }
+}
+
+/** A merge, rebase, cherry-pick or revert in progress, or null. */
+export async function operationInProgress(top: string): Promise<string | null> {
+  const dir = await gitDir(top);
+  const markers: [string, string][] = [
+    ["MERGE_HEAD", "a merge"],
+    ["rebase-merge", "a rebase"],
+    ["rebase-apply", "a rebase or am"],
+    ["CHERRY_PICK_HEAD", "a cherry-pick"],
+    ["REVERT_HEAD", "a revert"],
+  ];
+  for (const [name, what] of markers) {
+    try {
+      await Deno.lstat(`${dir}/${name}`);
+      return what;
+    } catch {
+      // not in progress
+    }
+  }
+  return null;
+}
+
+/** Submodules with changes of their own (modified content, new commits, untracked files). */
+export async function dirtySubmodules(top: string): Promise<string[]> {
+  const status = await git(top, ["status", "--porcelain=v2", "--ignore-submodules=none"]);
+  // v2 ordinary entries: "1 XY <sub> …"; <sub> is "S" plus C/M/U flags for a submodule.
+  return status.split("\n")
+    .filter((line) => /^[12] \S\S S(?!\.\.\.)/.test(line))
+    .map((line) => line.split(" ").at(-1)!);
+}
+
+/** True when `ancestor` is an ancestor of (or the same as) `commit`. */
+export async function isAncestor(top: string, ancestor: string, commit: string): Promise<boolean> {
+  try {
+    await git(top, ["merge-base", "--is-ancestor", ancestor, commit]);
+    return true;
+  } catch {
+    return false;
+  }
+}

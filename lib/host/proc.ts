@@ -1,0 +1,86 @@
+/**
+ * Process identity: is a pid alive, and is it still the same program? A pid alone is not enough,
+ * because pids are reused; the start time makes the identity unique.
+ *
+ * The answers come from `ps`, on Linux too: Deno lets a program read another process's `/proc`
+ * entries only with `--allow-all`, which lifeline does not ask for. Where `ps` is missing
+ * (Windows, minimal containers) the answer is "unknown", and callers stay on the safe side.
+ *
+ * @module
+ */
+
+import { runProgram } from "./process.ts";
+
+/** A running process. */
+export interface ProcessInfo {
+  pid: number;
+  ppid: number;
+  /** The program's short name (`comm`), e.g. `claude`, `node`, `bash`. */
+  command: string;
+  /** When it started (`ps` lstart); compared for equality only. */
+  started: string;
+}
+
+/** What `ps` says about a pid. */
+export type ProcessLookup =
+  | { kind: "running"; info: ProcessInfo }
+  | { kind: "gone" }
+  | { kind: "unknown" };
+
+/** Looks a process up with `ps`. */
+export async function lookupProcess(pid: number): Promise<ProcessLookup> {
+  if (!Number.isSafeInteger(pid) || pid <= 0) return { kind: "gone" };
+  if (Deno.build.os === "windows") return { kind: "unknown" };
+  let result;
+  try {
+    result = await runProgram("ps", ["-o", "ppid=,lstart=,comm=", "-p", String(pid)]);
+  } catch {
+    return { kind: "unknown" }; // no ps
+  }
+  const output = result.stdout;
+  if (!result.success && output.trim() === "") return { kind: "gone" };
+  const info = parsePsLine(pid, output);
+  return info ? { kind: "running", info } : { kind: "unknown" };
+}
+
+/** Parses `ps -o ppid=,lstart=,comm=` output, e.g. ` 123 Mon Nov 30 17:01:15 2026 claude`. */
+export function parsePsLine(pid: number, line: string): ProcessInfo | undefined {
+  const match = /^\s*(\d+)\s+(\w{3}\s+\w{3}\s+\d+\s+[\d:]+\s+\d{4})\s+(.+?)\s*$/.exec(line);
+  if (!match) return undefined;
+  const path = match[3]!;
+  return {
+    pid,
+    ppid: Number(match[1]),
+    command: path.slice(path.lastIndexOf("/") + 1), // macOS prints the full path
+    started: match[2]!.replace(/\s+/g, " "),
+  };
+}
+
+/** Shells that may sit between the agent and its hook (`sh -c "lifeline hook …"`). */
+const SHELLS = new Set(["sh", "bash", "dash", "zsh", "fish", "ksh", "busybox"]);
+
+/**
+ * The agent that ran a hook: the hook's parent, or, when that is a shell, the nearest ancestor
+ * that is not. The shell that ran the hook command exits with it; the agent lives on.
+ */
+export async function agentProcess(ppid: number): Promise<ProcessInfo | undefined> {
+  const first = await lookupProcess(ppid);
+  if (first.kind !== "running") return undefined;
+  let info = first.info;
+  for (let hops = 0; SHELLS.has(info.command) && info.ppid > 1 && hops < 4; hops++) {
+    const parent = await lookupProcess(info.ppid);
+    if (parent.kind !== "running") break;
+    info = parent.info;
+  }
+  return info;
+}
+
+/** Whether the process recorded earlier still runs as the same program. */
+export async function recordedProcessState(
+  recorded: { pid: number; started?: string | null | undefined },
+): Promise<"alive" | "dead" | "reused" | "unknown"> {
+  const lookup = await lookupProcess(recorded.pid);
+  if (lookup.kind !== "running") return lookup.kind === "gone" ? "dead" : "unknown";
+  if (recorded.started && lookup.info.started !== recorded.started) return "reused";
+  return "alive";
+}

@@ -1,0 +1,90 @@
+/**
+ * The one way lifeline runs another program (git, tmux, ps, systemctl): output collected, stdin
+ * closed or given, an optional deadline, and a missing program turned into one typed error that
+ * callers can name in a one-line message.
+ *
+ * @module
+ */
+
+/** The program is not installed, or not on PATH. */
+export class ProgramMissingError extends Error {
+  override name = "ProgramMissingError";
+  constructor(readonly program: string) {
+    super(`${program} is not installed (not found on PATH)`);
+  }
+}
+
+/** How a program ran. */
+export interface ProgramResult {
+  code: number;
+  success: boolean;
+  /** Killed at the deadline (or by a signal). */
+  signal: Deno.Signal | null;
+  stdout: string;
+  /** The raw bytes of stdout, for binary output (git blobs). */
+  stdoutBytes: Uint8Array;
+  stderr: string;
+}
+
+/** Options for {@linkcode runProgram}. */
+export interface RunProgramOptions {
+  cwd?: string;
+  /** Added to the inherited environment (or the whole of it, with `clearEnv`). */
+  env?: Record<string, string>;
+  clearEnv?: boolean;
+  /** Bytes or text for stdin; stdin is closed when absent. */
+  stdin?: string | Uint8Array;
+  /** Kill the program after this long (SIGKILL); the result then carries the signal. */
+  timeoutMs?: number;
+}
+
+const decoder = new TextDecoder();
+
+/** Runs `program` with `args` and collects its output. Throws {@linkcode ProgramMissingError}. */
+export async function runProgram(
+  program: string,
+  args: readonly string[],
+  { cwd, env, clearEnv, stdin, timeoutMs }: RunProgramOptions = {},
+): Promise<ProgramResult> {
+  let child: Deno.ChildProcess;
+  try {
+    child = new Deno.Command(program, {
+      args: [...args],
+      stdin: stdin === undefined ? "null" : "piped",
+      stdout: "piped",
+      stderr: "piped",
+      ...(cwd ? { cwd } : {}),
+      ...(env ? { env } : {}),
+      ...(clearEnv ? { clearEnv } : {}),
+    }).spawn();
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) throw new ProgramMissingError(program);
+    throw error;
+  }
+  // A timer only when asked for: hooks that run a program pay for nothing they do not use.
+  const timer = timeoutMs === undefined
+    ? undefined
+    : setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+  try {
+    if (stdin !== undefined) {
+      const writer = child.stdin.getWriter();
+      try {
+        await writer.write(typeof stdin === "string" ? new TextEncoder().encode(stdin) : stdin);
+        await writer.close();
+      } catch {
+        // The program exited before reading all of it; its exit status says what happened.
+      }
+    }
+    const output = await child.output();
+    return {
+      code: output.code,
+      success: output.success,
+      signal: output.signal,
+      stdout: decoder.decode(output.stdout),
+      stdoutBytes: output.stdout,
+      stderr: decoder.decode(output.stderr),
+    };
+  } finally {
+    if (timer !== undefined) clearTimeout(timer);
+  }
+}

@@ -1,0 +1,372 @@
+/**
+ * The scan `hook crash` runs at session start: loop states, claim locks, an interrupted plan and
+ * unread handoffs. It repairs what is stale (under the state protocols of DESIGN §6) and returns
+ * findings for the context block and the recovery log.
+ *
+ * @module
+ */
+
+import { joinPath, relativeTo } from "../core/path.ts";
+import { projectPaths, sessionPaths } from "../state/layout.ts";
+import {
+  type ClaimOwner,
+  deactivated,
+  decideClaim,
+  decideLoopState,
+  parseClaimOwner,
+  parseTimestamp,
+} from "./crash_recovery_policy.ts";
+import { recordedProcessState } from "../host/proc.ts";
+import { describeError, jsonCodec, updateState } from "../state/store.ts";
+
+/** One thing the scan found, and what it did. */
+export interface Finding {
+  kind: "loop_state" | "claim" | "plan" | "handoff";
+  /** What was done: deactivated, quarantined, deleted, kept, offered, found, failed. */
+  action: string;
+  /** The file, relative to the root. */
+  target: string;
+  /** The outcome in a few words, for the log. */
+  result: string;
+  /** The line for the agent. */
+  line: string;
+}
+
+/** Settings the scan needs. */
+export interface ScanOptions {
+  now: number;
+  loopStaleSeconds: number;
+  claimStaleMinutes: number;
+  waitMs: number;
+  hostname: string;
+  /** The session starting now: its handoff offer is recorded as made to it. */
+  sessionId: string;
+}
+
+const loopCodec = jsonCodec((value) => {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    throw new Error("not a JSON object");
+  }
+  return value as Record<string, unknown>;
+});
+
+function ago(seconds: number): string {
+  if (seconds < 120) return `${seconds}s`;
+  if (seconds < 7200) return `${Math.round(seconds / 60)} min`;
+  if (seconds < 172_800) return `${Math.round(seconds / 360) / 10}h`;
+  return `${Math.round(seconds / 8640) / 10} days`;
+}
+
+/** What one look at a session directory found. */
+export interface SessionSurvey {
+  id: string;
+  /** The names in the directory. */
+  names: Set<string>;
+  /** The text of `ralph.json`, when there is one. */
+  ralph?: string;
+  /** When the heartbeat was last written (epoch ms), or null. */
+  heartbeatMs: number | null;
+}
+
+/**
+ * Looks at every session directory under the root: its names, its loop state's text and its
+ * heartbeat's time. Deliberately synchronous: for hundreds of small file operations the sync calls
+ * are ~3x faster than async ones (measured: 200 sessions in ~9 ms against ~25 ms), and a hook has
+ * nothing else to do meanwhile.
+ */
+export function surveySessions(root: string): SessionSurvey[] {
+  const sessions = projectPaths(root).sessions;
+  const surveys: SessionSurvey[] = [];
+  let entries: Deno.DirEntry[];
+  try {
+    entries = [...Deno.readDirSync(sessions)];
+  } catch {
+    return []; // no sessions directory (or not a directory): nothing left behind
+  }
+  for (const entry of entries) {
+    if (!entry.isDirectory) continue;
+    const dir = joinPath(sessions, entry.name);
+    const names = new Set<string>();
+    try {
+      for (const inner of Deno.readDirSync(dir)) names.add(inner.name);
+    } catch {
+      continue; // vanished or unreadable
+    }
+    const survey: SessionSurvey = { id: entry.name, names, heartbeatMs: null };
+    try {
+      if (names.has("ralph.json")) {
+        survey.ralph = Deno.readTextFileSync(joinPath(dir, "ralph.json"));
+      }
+      if (names.has("heartbeat")) {
+        survey.heartbeatMs = Deno.statSync(joinPath(dir, "heartbeat")).mtime?.getTime() ?? null;
+      }
+    } catch {
+      // Raced with a writer or a remover; the next scan sees it.
+    }
+    surveys.push(survey);
+  }
+  return surveys;
+}
+
+/** `fn` over `items`, at most `limit` at a time, results in order. */
+export async function mapLimit<T, R>(
+  items: readonly T[],
+  limit: number,
+  fn: (item: T) => Promise<R>,
+): Promise<R[]> {
+  const results: R[] = new Array(items.length);
+  let next = 0;
+  const workers = Array.from({ length: Math.min(limit, items.length) }, async () => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await fn(items[index]!);
+    }
+  });
+  await Promise.all(workers);
+  return results;
+}
+
+async function mtimeOf(path: string): Promise<number | null> {
+  try {
+    return (await Deno.stat(path)).mtime?.getTime() ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Whether a surveyed loop state needs the lock: it is stale or does not parse. Synchronous, like
+ * the survey: it runs for every session, and nearly every answer is no.
+ */
+function loopNeedsRepair(root: string, survey: SessionSurvey, options: ScanOptions): boolean {
+  if (survey.ralph === undefined) return false;
+  let state: Record<string, unknown>;
+  try {
+    state = loopCodec.parse(survey.ralph);
+  } catch {
+    return true; // corrupt as read: look again under the lock
+  }
+  // The file's time matters only without a readable last_checked_at.
+  let mtime: number | null = null;
+  if (!parseTimestamp(state.last_checked_at)) {
+    try {
+      mtime = Deno.statSync(sessionPaths(root, survey.id).ralph).mtime?.getTime() ?? null;
+    } catch {
+      return false;
+    }
+  }
+  return decideLoopState(state, mtime, options.now, options.loopStaleSeconds).action !== "keep";
+}
+
+async function scanLoopState(root: string, id: string, options: ScanOptions): Promise<Finding[]> {
+  const path = sessionPaths(root, id).ralph;
+  const target = `sessions/${id}/ralph.json`;
+  // Stale or corrupt: decide again under the lock, from what is there then.
+  let finding: Finding | undefined;
+  await updateState(path, loopCodec, async (current, previous) => {
+    if (previous.kind === "corrupt") {
+      const moved = previous.movedTo ? relativeTo(root, previous.movedTo) : "";
+      finding = {
+        kind: "loop_state",
+        action: "quarantined",
+        target,
+        result: `not valid JSON (${previous.reason}); moved to ${moved}`,
+        line: `${target} was not valid JSON; moved it to ${moved} and did not rewrite it. ` +
+          "Check it before restarting that loop.",
+      };
+      return undefined;
+    }
+    if (!current) return undefined;
+    const decision = decideLoopState(
+      current,
+      await mtimeOf(path),
+      options.now,
+      options.loopStaleSeconds,
+    );
+    if (decision.action === "keep") return undefined;
+    const age = ago(decision.ageSeconds);
+    finding = {
+      kind: "loop_state",
+      action: "deactivated",
+      target,
+      result: `active, last checked ${age} ago (${decision.basis}); set active=false`,
+      line: `${target}: the loop was still marked active but last checked ${age} ago; ` +
+        `set active=false (deactivation_reason="stale"), counters and tasks kept.`,
+    };
+    return deactivated(current, options.now);
+  }, { waitMs: options.waitMs, now: options.now });
+  return finding ? [finding] : [];
+}
+
+async function claimFiles(dir: string, depth = 0): Promise<string[]> {
+  const files: string[] = [];
+  try {
+    for await (const entry of Deno.readDir(dir)) {
+      const path = joinPath(dir, entry.name);
+      if (entry.isFile && entry.name.endsWith(".lock")) files.push(path);
+      else if (entry.isDirectory && depth < 4) files.push(...await claimFiles(path, depth + 1));
+    }
+  } catch {
+    // No .claims directory, or an unreadable one: nothing to clean.
+  }
+  return files;
+}
+
+async function ownerState(owner: ClaimOwner) {
+  return owner.pid === undefined ? "not checked" as const : await recordedProcessState({
+    pid: owner.pid,
+  });
+}
+
+async function scanClaim(root: string, path: string, options: ScanOptions): Promise<Finding[]> {
+  const target = relativeTo(root, path);
+  const before = await mtimeOf(path);
+  if (before === null) return [];
+  const age = options.now - before;
+  if (age <= options.claimStaleMinutes * 60_000) return [];
+  let owner: ClaimOwner = {};
+  try {
+    const file = await Deno.open(path, { read: true });
+    try {
+      const buffer = new Uint8Array(4096);
+      const n = await file.read(buffer);
+      owner = parseClaimOwner(new TextDecoder().decode(buffer.subarray(0, n ?? 0)));
+    } finally {
+      file.close();
+    }
+  } catch {
+    return [];
+  }
+  const decision = decideClaim(
+    age,
+    owner,
+    await ownerState(owner),
+    options.hostname,
+    options.claimStaleMinutes,
+  );
+  const old = ago(Math.floor(age / 1000));
+  if (decision.action === "keep") {
+    const why = decision.reason === "owner alive"
+      ? `its owner pid ${owner.pid} is still running`
+      : `its owner is on another host (${owner.host}) and cannot be checked from here`;
+    return [{
+      kind: "claim",
+      action: "kept",
+      target,
+      result: `${old} old, ${decision.reason}`,
+      line: `${target} is ${old} old, but ${why}; kept it.`,
+    }];
+  }
+  // Deleted only if nobody refreshed it since it was judged.
+  if (await mtimeOf(path) !== before) return [];
+  try {
+    await Deno.remove(path);
+  } catch (error) {
+    return [{
+      kind: "claim",
+      action: "failed",
+      target,
+      result: describeError(error),
+      line: `${target} is stale (${old}) but could not be deleted: ${describeError(error)}.`,
+    }];
+  }
+  const why = decision.reason === "owner gone" ? `owner pid ${owner.pid} is gone` : "no owner";
+  return [{
+    kind: "claim",
+    action: "deleted",
+    target,
+    result: `${old} old, ${decision.reason}`,
+    line: `${target}: ${old} old, ${why}; deleted the stale lock.`,
+  }];
+}
+
+async function scanPlan(root: string): Promise<Finding[]> {
+  const path = projectPaths(root).currentPlan;
+  let text: string;
+  try {
+    text = await Deno.readTextFile(path);
+  } catch {
+    return [];
+  }
+  const heading = /^#{1,6}\s+(.+?)\s*#*\s*$/m.exec(text)?.[1];
+  const titled = heading ? ` ("${heading}")` : "";
+  return [{
+    kind: "plan",
+    action: "found",
+    target: ".working-state/current-plan.md",
+    result: heading ? `heading: ${heading}` : "no heading",
+    line: `Read .working-state/current-plan.md before anything else: the last session left an ` +
+      `interrupted plan${titled}. Resume it from where it stopped.`,
+  }];
+}
+
+async function scanHandoff(
+  root: string,
+  { id }: SessionSurvey,
+  options: ScanOptions,
+): Promise<Finding[]> {
+  const paths = sessionPaths(root, id);
+  if (await mtimeOf(paths.scavenged) === null) return [];
+  // Creating the marker is the claim: two sessions starting at once offer it once between them.
+  try {
+    await Deno.writeTextFile(
+      `${paths.scavenged}.offered`,
+      JSON.stringify({ offered_at: new Date(options.now).toISOString(), to: options.sessionId }) +
+        "\n",
+      { createNew: true },
+    );
+  } catch (error) {
+    if (error instanceof Deno.errors.AlreadyExists) return [];
+    throw error;
+  }
+  const target = `sessions/${id}/handoffs/scavenged.md`;
+  return [{
+    kind: "handoff",
+    action: "offered",
+    target,
+    result: `offered to ${options.sessionId}`,
+    line: `Session ${id} died without saving its work; lifeline rescued its findings from the ` +
+      `transcript. Read ${target} (last prompts, open todos, edited files, errors) and pick up ` +
+      "what it left unfinished.",
+  }];
+}
+
+/** Scans the root for leftovers, repairing what is stale. Findings come plan first. */
+export async function scanLeftovers(
+  root: string,
+  sessions: readonly SessionSurvey[],
+  options: ScanOptions,
+): Promise<Finding[]> {
+  const [plan, claims] = await Promise.all([
+    scanPlan(root),
+    claimFiles(projectPaths(root).claims),
+  ]);
+  const stale = sessions.filter((survey) => loopNeedsRepair(root, survey, options));
+  const withHandoffs = sessions.filter((survey) => survey.names.has("handoffs"));
+  const perSession = [
+    ...await mapLimit(stale, 16, (survey) => scanLoopState(root, survey.id, options)),
+    ...await mapLimit(withHandoffs, 16, (survey) => scanHandoff(root, survey, options)),
+  ];
+  const claimFindings = await mapLimit(claims, 16, (path) => scanClaim(root, path, options));
+  const all = [...perSession.flat(), ...claimFindings.flat()];
+  return [
+    ...plan,
+    ...all.filter((f) => f.kind === "handoff"),
+    ...all.filter((f) => f.kind === "loop_state"),
+    ...all.filter((f) => f.kind === "claim"),
+  ];
+}
+
+/** The most recently active other session (by heartbeat), if it was seen within `withinMs`. */
+export function latestOtherSession(
+  sessions: readonly SessionSurvey[],
+  { sessionId, now, withinMs }: { sessionId: string; now: number; withinMs: number },
+): string | undefined {
+  let best: SessionSurvey | undefined;
+  for (const s of sessions) {
+    if (s.id === sessionId || s.heartbeatMs === null || !s.names.has("session.json")) continue;
+    if (now - s.heartbeatMs > withinMs) continue;
+    if (!best || s.heartbeatMs > best.heartbeatMs!) best = s;
+  }
+  return best?.id;
+}

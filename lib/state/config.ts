@@ -1,0 +1,220 @@
+/**
+ * Configuration: the policy defaults of DESIGN §7, overridden by the user's file
+ * (`~/.config/lifeline/config.json`) and then by the project's (`<root>/.lifeline/config.json`).
+ * Every key is optional; unknown keys are errors, so a typo never silently keeps a default.
+ *
+ * @module
+ */
+
+import * as z from "zod";
+import { CliError } from "../core/cli.ts";
+import { describeIssue, issuePath, parseJsonText } from "../core/json_text.ts";
+import { lazy } from "../core/lazy.ts";
+import { projectPaths, userConfigPath } from "./layout.ts";
+
+/** Every setting, with its default. Times are in seconds unless the name says otherwise. */
+export const DEFAULT_CONFIG = {
+  hooks: {
+    /** How long a foreground hook waits for a state lock before skipping (fail open). */
+    lockWaitMs: 5000,
+  },
+  mcp: {
+    /** Backoff base: attempt n waits `baseSeconds * 2^(n-1)`: 1, 2, 4, 8, 16 s. */
+    baseSeconds: 1,
+    /** Advised retries before fallback advice. */
+    maxAttempts: 5,
+    /** Up to this fraction of each wait is taken off at random, so clients do not retry in step. */
+    jitter: 0.25,
+  },
+  toolFallback: {
+    /** Consecutive failures of one tool before its mapped alternative is suggested. */
+    threshold: 2,
+  },
+  modelFallback: {
+    /** Consecutive overload or server failures before a stronger model is suggested. */
+    threshold: 3,
+    /** Models from weakest to strongest. */
+    ladder: ["haiku", "sonnet", "opus"],
+  },
+  retry: {
+    /**
+     * Foreground retries of a failing API: the watcher resumes an agent stuck on a transient API
+     * error (529, 5xx) this many times in a row, then reports it. Background work never retries.
+     */
+    foregroundMax: 3,
+  },
+  crash: {
+    /** An active loop state file older than this is stale. */
+    loopStaleSeconds: 7200,
+    /** A claim lock older than this is stale (unless its owner still runs). */
+    claimStaleMinutes: 15,
+  },
+  stale: {
+    /** A session whose heartbeat is older than this, and whose host is gone, is dead. */
+    afterSeconds: 300,
+    intervalSeconds: 60,
+  },
+  watch: {
+    intervalSeconds: 60,
+    /** Resume this long after the banner's reset time. */
+    resumeMarginSeconds: 60,
+    /** Panes that reset together are resumed this far apart. */
+    staggerSeconds: 10,
+    /** Leave a pane with the client's own auto-continue alone until this long after its time. */
+    nativeMarginSeconds: 180,
+    /** Foreground commands that count as the agent. */
+    agentCommands: ["claude"],
+    resumeText: "continue",
+    /** Resume attempts per pane and reset before giving up. */
+    maxAttempts: 3,
+    /** Backoff for a final transient API error on an idle prompt. */
+    transientBackoffSeconds: 120,
+    /** How long after typing to look again and judge whether the resume worked. */
+    verifyDelaySeconds: 5,
+    /** The pause between the resume text and its Enter, so Enter is not part of a paste. */
+    keyDelayMs: 300,
+  },
+  breaker: {
+    /** Failures of one task or skill that open its circuit breaker. */
+    threshold: 3,
+    /** A skill's failure count from which `fail handle` rolls back. */
+    rollbackAtCount: 2,
+    /** Tags that mark a stable commit when `refs/lifeline/stable` is absent. */
+    stableTagPattern: "stable*",
+    maxIterations: 100,
+  },
+};
+
+/** The resolved configuration. */
+export type Config = typeof DEFAULT_CONFIG;
+
+/**
+ * What a config file may contain: a strict, all-optional mirror of {@linkcode DEFAULT_CONFIG}.
+ * Built on first use: most hook calls find no config file and never need it (see `lazy.ts`).
+ */
+export const configFileSchema = lazy(() => {
+  const seconds = () => z.number().check(z.minimum(0));
+  const count = () => z.int().check(z.minimum(1));
+  const names = () => z.array(z.string().check(z.minLength(1))).check(z.minLength(1));
+  return z.strictObject({
+    $schema: z.optional(z.string()),
+    hooks: z.optional(z.strictObject({ lockWaitMs: z.optional(z.int().check(z.minimum(0))) })),
+    mcp: z.optional(z.strictObject({
+      baseSeconds: z.optional(seconds()),
+      maxAttempts: z.optional(count()),
+      jitter: z.optional(z.number().check(z.minimum(0), z.maximum(1))),
+    })),
+    toolFallback: z.optional(z.strictObject({ threshold: z.optional(count()) })),
+    modelFallback: z.optional(z.strictObject({
+      threshold: z.optional(count()),
+      ladder: z.optional(names()),
+    })),
+    retry: z.optional(z.strictObject({ foregroundMax: z.optional(z.int().check(z.minimum(0))) })),
+    crash: z.optional(z.strictObject({
+      loopStaleSeconds: z.optional(seconds()),
+      claimStaleMinutes: z.optional(seconds()),
+    })),
+    stale: z.optional(z.strictObject({
+      afterSeconds: z.optional(seconds()),
+      intervalSeconds: z.optional(z.number().check(z.minimum(1))),
+    })),
+    watch: z.optional(z.strictObject({
+      intervalSeconds: z.optional(z.number().check(z.minimum(1))),
+      resumeMarginSeconds: z.optional(seconds()),
+      staggerSeconds: z.optional(seconds()),
+      nativeMarginSeconds: z.optional(seconds()),
+      agentCommands: z.optional(names()),
+      resumeText: z.optional(z.string().check(z.minLength(1))),
+      maxAttempts: z.optional(count()),
+      transientBackoffSeconds: z.optional(seconds()),
+      verifyDelaySeconds: z.optional(seconds()),
+      keyDelayMs: z.optional(z.int().check(z.minimum(0))),
+    })),
+    breaker: z.optional(z.strictObject({
+      threshold: z.optional(count()),
+      rollbackAtCount: z.optional(count()),
+      stableTagPattern: z.optional(z.string().check(z.minLength(1))),
+      maxIterations: z.optional(count()),
+    })),
+  });
+});
+
+/** A config file's contents. */
+export type ConfigFile = z.infer<ReturnType<typeof configFileSchema>>;
+
+/**
+ * A config file that cannot be used, naming the file, the field and the reason. A command that
+ * meets one exits 1 with this message (it is a {@linkcode CliError}); hooks fall back to defaults.
+ */
+export class ConfigError extends CliError {
+  override name = "ConfigError";
+  constructor(readonly file: string, readonly field: string, readonly reason: string) {
+    super(
+      `Invalid config "${file}": ${field}: ${reason}`,
+      "fix the file, or remove it to use the defaults",
+    );
+  }
+}
+
+/** Parses one config file's text. Throws {@linkcode ConfigError}. */
+export function parseConfigFile(file: string, text: string): ConfigFile {
+  const json = parseJsonText(text);
+  if (!json.ok) {
+    const { line, column, reason } = json.error;
+    throw new ConfigError(file, `line ${line}, column ${column}`, `not valid JSON (${reason})`);
+  }
+  const result = z.safeParse(configFileSchema(), json.value);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0]!;
+  const path = issue.code === "unrecognized_keys" && issue.keys.length === 1
+    ? [...issue.path, issue.keys[0]!]
+    : issue.path;
+  throw new ConfigError(file, issuePath(path), describeIssue(issue, json.value));
+}
+
+/** Applies config files, in order, over the defaults. */
+export function mergeConfig(...files: ConfigFile[]): Config {
+  const config = structuredClone(DEFAULT_CONFIG) as Config;
+  for (const file of files) {
+    for (const [section, values] of Object.entries(file)) {
+      if (section === "$schema" || !values || typeof values !== "object") continue;
+      const target = config[section as keyof Config] as Record<string, unknown>;
+      for (const [key, value] of Object.entries(values)) {
+        if (value !== undefined) target[key] = value;
+      }
+    }
+  }
+  return config;
+}
+
+async function readConfigFile(path: string): Promise<ConfigFile | undefined> {
+  let text: string;
+  try {
+    text = await Deno.readTextFile(path);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return undefined;
+    throw new ConfigError(path, "(file)", error instanceof Error ? error.message : String(error));
+  }
+  return parseConfigFile(path, text);
+}
+
+/** The config files that apply, user first; `root` adds the project's. */
+export function configPaths(env: Readonly<Record<string, string>>, root?: string): string[] {
+  return root === undefined ? [userConfigPath(env)] : [
+    userConfigPath(env),
+    projectPaths(root).config,
+  ];
+}
+
+/** Loads the user's and (with `root`) the project's config. Throws {@linkcode ConfigError}. */
+export async function loadConfig(
+  env: Readonly<Record<string, string>>,
+  root?: string,
+): Promise<Config> {
+  const files: ConfigFile[] = [];
+  for (const path of configPaths(env, root)) {
+    const file = await readConfigFile(path);
+    if (file) files.push(file);
+  }
+  return mergeConfig(...files);
+}
