@@ -1,10 +1,5 @@
 import assert from "node:assert/strict";
-import {
-  classifyScreen,
-  lastLinesRefusal,
-  type PaneState,
-  parseScreen,
-} from "../lib/claude/screen.ts";
+import { lastLinesRefusal, type PaneState, parseScreen, readScreen } from "../lib/claude/screen.ts";
 import { FIXTURE_DIR, screen } from "./helpers/fixtures.ts";
 import { agentScreen, dialogScreen } from "./helpers/screens.ts";
 
@@ -36,7 +31,7 @@ Deno.test("every real 2.1.328 screen is classified", async () => {
   }
   assert.deepEqual(names.sort(), Object.keys(FIXTURE_STATES).sort(), "a fixture without a row");
   for (const [name, state] of Object.entries(FIXTURE_STATES)) {
-    assert.equal(classifyScreen(await screen(name)).state, state, name);
+    assert.equal(readScreen(await screen(name)).state, state, name);
   }
 });
 
@@ -44,25 +39,25 @@ Deno.test("retry series: busy while the client retries, resumable once it gives 
   for (const name of ["429", "429-plain", "500", "529"]) {
     const sections = (await screen(`screen-${name}-retry-series`)).split(/^=====.*$/m)
       .filter((s) => s.trim());
-    const states = sections.map((s) => classifyScreen(s).state);
+    const states = sections.map((s) => readScreen(s).state);
     assert.ok(states.slice(0, -1).every((s) => s === "busy"), `${name}: ${states}`);
     assert.equal(states.at(-1), "transient_api_error", name);
   }
   const oauth = (await screen("screen-429-oauth-retry-series")).split(/^=====.*$/m)[1]!;
-  assert.equal(classifyScreen(oauth).state, "native_autocontinue");
+  assert.equal(readScreen(oauth).state, "native_autocontinue");
 });
 
 Deno.test("the real banners: reset, kind, idle prompt, and how to resume", async () => {
-  const limited = classifyScreen(await screen("screen-429-oauth-91-after-esc"));
+  const limited = readScreen(await screen("screen-429-oauth-91-after-esc"));
   assert.equal(limited.idle, true);
   assert.equal(limited.keys, "text");
   assert.equal(limited.limitKind, "5-hour");
   assert.match(limited.resetText!, /resets 5:54pm \(UTC\)/);
-  const native = classifyScreen(await screen("screen-429-oauth-90-final"));
-  assert.equal(native.resetText, "5:54pm");
-  const final = classifyScreen(await screen("screen-529-90-final"));
+  const native = readScreen(await screen("screen-429-oauth-90-final"));
+  assert.equal(native.resetText, "resets 5:54pm (UTC)", "the banner's reset, with its zone");
+  const final = readScreen(await screen("screen-529-90-final"));
   assert.equal(final.idle, true, "the placeholder is an empty prompt");
-  assert.equal(final.reason, "529 overloaded");
+  assert.equal(final.rule, "529 overloaded");
 });
 
 Deno.test("the input box, the footer and the conversation of a real screen", async () => {
@@ -112,12 +107,12 @@ export const WORDINGS: [string, string[]][] = [
 
 Deno.test("every wording of reference §4a is a usage limit", () => {
   for (const [name, conversation] of WORDINGS) {
-    const c = classifyScreen(agentScreen({ conversation }));
+    const c = readScreen(agentScreen({ conversation }));
     assert.equal(c.state, "usage_limit", name);
     assert.equal(c.idle, true, name);
     assert.ok(c.resetText, name);
   }
-  assert.equal(classifyScreen(agentScreen({ conversation: WORDINGS[1]![1] })).limitKind, "weekly");
+  assert.equal(readScreen(agentScreen({ conversation: WORDINGS[1]![1] })).limitKind, "weekly");
 });
 
 Deno.test("false positives are normal", () => {
@@ -155,7 +150,7 @@ Deno.test("false positives are normal", () => {
     ]],
   ];
   for (const [name, conversation] of cases) {
-    const state = classifyScreen(agentScreen({ conversation })).state;
+    const state = readScreen(agentScreen({ conversation })).state;
     assert.notEqual(state, "usage_limit", name);
     assert.notEqual(state, "native_autocontinue", name);
   }
@@ -164,12 +159,12 @@ Deno.test("false positives are normal", () => {
 Deno.test("busy and prompts win over a banner", () => {
   const banner = ["❯ go on", "  ⎿  You've hit your 5-hour limit · resets 3pm (UTC)"];
   assert.equal(
-    classifyScreen(agentScreen({ conversation: [...banner, "✻ Working… (3s · esc to interrupt)"] }))
+    readScreen(agentScreen({ conversation: [...banner, "✻ Working… (3s · esc to interrupt)"] }))
       .state,
     "busy",
   );
   assert.equal(
-    classifyScreen(agentScreen({ conversation: banner, footer: ["  esc to interrupt"] })).state,
+    readScreen(agentScreen({ conversation: banner, footer: ["  esc to interrupt"] })).state,
     "busy",
   );
   const prompt = dialogScreen(banner, [
@@ -179,9 +174,9 @@ Deno.test("busy and prompts win over a banner", () => {
     " ❯ 1. Yes",
     "   2. No",
   ]);
-  assert.equal(classifyScreen(prompt).state, "dangerous_prompt");
+  assert.equal(readScreen(prompt).state, "dangerous_prompt");
   assert.equal(
-    classifyScreen(agentScreen({ conversation: [...banner, "  Overwrite file? [y/N]"] })).state,
+    readScreen(agentScreen({ conversation: [...banner, "  Overwrite file? [y/N]"] })).state,
     "dangerous_prompt",
   );
 });
@@ -194,13 +189,13 @@ Deno.test("the limit menu: only its safe choice may get an Enter", () => {
         (option, i) => `${i === pointer ? " ❯" : "  "} ${i + 1}. ${option}`,
       ),
     ]);
-  const safe = classifyScreen(menu(0));
+  const safe = readScreen(menu(0));
   assert.equal(safe.state, "limit_menu");
   assert.equal(safe.keys, "enter");
-  const upgrade = classifyScreen(menu(1));
+  const upgrade = readScreen(menu(1));
   assert.equal(upgrade.state, "limit_menu");
   assert.equal(upgrade.keys, undefined);
-  assert.match(upgrade.reason, /Upgrade your plan/);
+  assert.match(upgrade.rule, /Upgrade your plan/);
 });
 
 Deno.test("permanent trouble is reported, and a typed draft is not an idle prompt", () => {
@@ -213,12 +208,12 @@ Deno.test("permanent trouble is reported, and a typed draft is not an idle promp
     ]
   ) {
     assert.equal(
-      classifyScreen(agentScreen({ conversation: ["❯ hi", line] })).state,
+      readScreen(agentScreen({ conversation: ["❯ hi", line] })).state,
       "permanent",
       line,
     );
   }
-  const draft = classifyScreen(agentScreen({
+  const draft = readScreen(agentScreen({
     conversation: ["❯ go on", "  ⎿  You've hit your 5-hour limit · resets 3pm (UTC)"],
     input: "half-typed thought",
   }));
@@ -227,7 +222,7 @@ Deno.test("permanent trouble is reported, and a typed draft is not an idle promp
 });
 
 Deno.test("Press Enter to retry is resumed with Enter alone", () => {
-  const c = classifyScreen(
+  const c = readScreen(
     agentScreen({ conversation: ["❯ hi", "● Rate limited. Press Enter to retry"] }),
   );
   assert.equal(c.state, "transient_api_error");

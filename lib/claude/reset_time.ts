@@ -1,9 +1,10 @@
 /**
- * Reset times in limit banners (reference §4a): `3pm`, `3:30pm`, `12:50am`, `Nov 20, 3pm`, each
- * with or without `(IANA/Zone)`, and the old raw `…|1750708800`. A wall time is read in the
- * banner's zone (the local zone when it names none) and anchored to when the banner was first
- * seen, which fixes what other resumers got wrong (reference §8): the midnight rollover, zones
- * ahead of UTC, the ignored zone, and daylight-saving days.
+ * Reset times in limit banners (reference §4a): `3pm`, `3:30pm`, `12:50am`, `Nov 20, 3pm`,
+ * `Sep 1 at 12:00am`, `17:54`, each with or without `(IANA/Zone)`; the old raw `…|1750708800`;
+ * and relative ones (`resets in 2h 14m`, `(resets 1h 13m)`, `try again in 5 minutes`). A wall
+ * time is read in the banner's zone (the local zone when it names none); every reset is anchored
+ * to when the banner was first seen, which fixes what other resumers got wrong (reference §8):
+ * the midnight rollover, zones ahead of UTC, the ignored zone, and daylight-saving days.
  *
  * @module
  */
@@ -13,6 +14,8 @@ const MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "
 /** A reset as the banner wrote it. */
 export type ResetPhrase =
   | { kind: "epoch"; ms: number }
+  /** `resets in 2h 14m`, `(resets 1h 13m)`, `try again in 5 minutes`: from when it was first seen. */
+  | { kind: "relative"; ms: number }
   | {
     kind: "wall";
     hour: number;
@@ -31,6 +34,20 @@ const WALL = new RegExp(
   "i",
 );
 
+/**
+ * A duration after `resets`, `reset in` or `try again in`: `2h 14m`, `30m`, `5 minutes`, `1d 3h`.
+ * "retrying in 4s" is the client's own retry, not a reset, and is not matched.
+ */
+const RELATIVE = new RegExp(
+  String.raw`\b(?:resets?|try again)(?: in)? ` +
+    String.raw`(?=\d)(?:(\d{1,3}) ?d(?:ays?)?\b ?)?(?:(\d{1,3}) ?h(?:ours?|rs?)?\b ?)?` +
+    String.raw`(?:(\d{1,4}) ?m(?:in(?:ute)?s?)?\b ?)?(?:(\d{1,5}) ?s(?:ec(?:ond)?s?)?\b)?`,
+  "i",
+);
+
+/** A 24-hour time after `resets`/`at` (`resets 17:54`), for builds or locales that write one. */
+const WALL_24H = /\b(?:resets?|reset at|at) (?:at )?([01]?\d|2[0-3]):([0-5]\d)\b(?!\s*[ap]\.?m)/i;
+
 /** Finds the reset in a banner line, or null when there is none it can read. */
 export function parseResetPhrase(text: string): ResetPhrase | null {
   const epoch = /\|(\d{10,13})\b/.exec(text);
@@ -38,7 +55,15 @@ export function parseResetPhrase(text: string): ResetPhrase | null {
     const n = Number(epoch[1]);
     return { kind: "epoch", ms: n < 1e12 ? n * 1000 : n };
   }
-  const match = WALL.exec(text);
+  const relative = RELATIVE.exec(text);
+  if (relative && relative.slice(1).some((part) => part !== undefined)) {
+    const [days, hours, minutes, seconds] = relative.slice(1).map((part) => Number(part ?? 0));
+    return {
+      kind: "relative",
+      ms: ((days! * 24 + hours!) * 60 + minutes!) * 60_000 + seconds! * 1000,
+    };
+  }
+  const match = WALL.exec(text) ?? wall24(text);
   if (!match) return null;
   const [, monthName, day, year, hour12, minute, half, zone] = match;
   const hour = Number(hour12);
@@ -56,6 +81,24 @@ export function parseResetPhrase(text: string): ResetPhrase | null {
   }
   if (zone) phrase.zone = zone;
   return phrase;
+}
+
+/** A 24-hour time as a match shaped like {@linkcode WALL}'s (no date, no zone). */
+function wall24(text: string): RegExpExecArray | null {
+  const match = WALL_24H.exec(text);
+  if (!match) return null;
+  const hour = Number(match[1]);
+  const shaped = Object.assign([
+    match[0],
+    undefined,
+    undefined,
+    undefined,
+    String(hour % 12 === 0 ? 12 : hour % 12),
+    match[2],
+    hour >= 12 ? "p" : "a",
+    /\(([A-Za-z]+(?:[/_+-][A-Za-z0-9]+)*)\)/.exec(text.slice(match.index))?.[1],
+  ], { index: match.index, input: text }) as unknown as RegExpExecArray;
+  return shaped;
 }
 
 const formatters = new Map<string, Intl.DateTimeFormat>();
@@ -130,6 +173,17 @@ export function zonedToUtc(
   return matches.length > 0 ? Math.min(...matches) : Math.max(first, second);
 }
 
+/**
+ * How long a limit of each kind lasts: a banner whose reset is further in the past than this is
+ * stale (printed long ago, or only quoted), not a limit.
+ */
+export function limitWindowMs(limitKind: string | undefined): number {
+  const kind = limitKind ?? "";
+  if (/month|credit|extra/i.test(kind)) return 31 * 24 * 3600_000;
+  if (/week|opus|sonnet|fable|seven/i.test(kind)) return 7 * 24 * 3600_000;
+  return 5 * 3600_000;
+}
+
 /** How far ahead a limit of each kind can reset, as the banner was first shown. */
 export function resetWindowMs(limitKind: string | undefined): number {
   return /week|opus|sonnet|fable|credit|seven/i.test(limitKind ?? "")
@@ -149,6 +203,7 @@ export function resolveReset(
   { anchorMs, localZone, windowMs }: { anchorMs: number; localZone: string; windowMs: number },
 ): number | null {
   if (phrase.kind === "epoch") return phrase.ms;
+  if (phrase.kind === "relative") return anchorMs + phrase.ms;
   const zone = phrase.zone ?? localZone;
   if (!isKnownZone(zone)) return null;
   const here = wallClock(anchorMs, zone);

@@ -1,45 +1,45 @@
 /**
- * Reading an agent's pane: where the conversation, the input box and the footer are, and what
- * state the agent is in. The patterns are data (patterns.ts); this module only applies them.
+ * Reading an agent's pane: where the conversation, the input box and the footer are, what each
+ * conversation item is, and what state the agent is in. The patterns are data
+ * (screen_patterns.ts); this module only normalises, segments and applies them. Pure.
  *
- * The 2.1.x screen is: conversation, many blank lines, the input box between two `─` rules, the
- * footer (reference §9). A banner can stand 30 lines above the bottom, so the judgement looks at
- * the last 20 non-blank lines of the conversation, plus everything below it.
+ * The 2.1.x screen is: conversation, blank lines, the input box between two `─` rules, then the
+ * footer and any status-line rows (reference §9). Older builds draw the input in a box
+ * (`╭─╮ │ > │ ╰─╯`). The client wraps long lines itself, at any width, so tmux cannot rejoin
+ * them: items are rebuilt from their glyph line and the indented lines under it.
+ *
+ * A banner counts only where the client draws its own notices: under the user's prompt (`⎿`),
+ * as the client's own `●` notice, right-aligned, or in the footer. The same words in a tool's
+ * output, an assistant message's body, a quote or a code block are text, not a limit.
  *
  * @module
  */
 
+import { firstMatch, type NamedPattern } from "./patterns.ts";
 import {
-  AUTOCONTINUE_CANCELLED,
+  API_ERROR_ITEM,
+  BANNER_COMPANIONS,
   BUSY,
-  DANGEROUS_PROMPTS,
+  CLIENT_NOTICE,
+  DIALOGS,
   INPUT_PLACEHOLDERS,
   LAST_LINES_REFUSAL,
-  LIMIT_CONTEXT,
-  LIMIT_LINES,
+  LIMIT_BANNERS,
   LIMIT_MENU,
+  LIMIT_MENU_OPTION,
+  LIMIT_NAMES,
+  MAX_ITEM_CHARS,
+  MENU_KEY_HINT,
   MENU_POINTER,
-  NATIVE_AUTOCONTINUE,
+  NATIVE_ARMED,
+  NATIVE_CANCELLED,
   PERMANENT_PROBLEMS,
-  RESET_LINE,
+  PRESS_ENTER_TO_RETRY,
+  RESET_MENTION,
   SAFE_MENU_CHOICE,
+  TASK_WIDGET,
   TRANSIENT_API_ERRORS,
 } from "./screen_patterns.ts";
-import { firstMatch } from "./patterns.ts";
-
-/** The parts of a pane. */
-export interface Screen {
-  /** Every line, trailing spaces removed. */
-  lines: string[];
-  /** The conversation: everything above the input box (or above a dialog). */
-  conversation: string[];
-  /** The input box's text, or null when there is no input box (a dialog, a prompt, no agent). */
-  input: string | null;
-  /** Below the input box: status and hints. */
-  footer: string[];
-  /** A dialog or prompt that stands where the input box would be. */
-  below: string[];
-}
 
 /** What the pane shows. The names are the watcher's JSON `state` values. */
 export type PaneState =
@@ -52,86 +52,345 @@ export type PaneState =
   | "limit_menu"
   | "normal";
 
+/** What a conversation item is, by its leading glyph and place. */
+export type ItemKind =
+  /** `❯ prompt` (or `> prompt`): the user's message. */
+  | "user"
+  /** `● text`: an assistant message. */
+  | "assistant"
+  /** `● Bash(…)`, `● Ran 1 shell command`: a tool call. */
+  | "tool"
+  /** `● API Error: …`, `● Usage limit reached · …`: a notice the client draws as an item. */
+  | "client"
+  /** `⎿ …`: a result under the item before it. */
+  | "result"
+  /** `✻ …`: a spinner or turn-duration row. */
+  | "status"
+  /** `⚠ …`, or a right-aligned line: a client notice. */
+  | "notice"
+  /** `▎ …`, `│ …`: quoted text. */
+  | "quote"
+  /** The task list the client draws above the input box. */
+  | "widget"
+  /** Anything else (the welcome header, fragments). */
+  | "other";
+
+/** One conversation item: its glyph line and the lines that continue it. */
+export interface Item {
+  kind: ItemKind;
+  /** The item's text without its glyph, wrapped lines rejoined with single spaces. */
+  text: string;
+  /** Its first line and the line after its last, in {@linkcode Screen.lines}. */
+  start: number;
+  end: number;
+  /** For a result: the index of the item it hangs under, or null. */
+  parent: number | null;
+}
+
+/** The parts of a pane. */
+export interface Screen {
+  /** Every line, normalised (escapes removed, no-break spaces and curly quotes made plain). */
+  lines: string[];
+  /** The pane's width as the client drew it (its widest rule, else its widest line). */
+  width: number;
+  /** The conversation: lines above the input box or dialog. */
+  conversation: string[];
+  items: Item[];
+  /** The input box's text, or null when there is none (a dialog, a fragment, no agent). */
+  input: string | null;
+  /** How the input box was found. */
+  inputBox: "rules" | "box" | "bare" | null;
+  /** Below the input box: hints, notices, status-line rows. */
+  footer: string[];
+  /** A dialog or prompt that stands where the input box would be. */
+  dialog: string[];
+}
+
 /** A judged pane. */
-export interface Classification {
+export interface ScreenReading {
   state: PaneState;
-  /** Which rule decided, for logs and refusals. */
-  reason: string;
+  /** Which rule decided, in words, for logs, refusals and `--explain`. */
+  rule: string;
   /** The input box is there and empty: a key typed now goes to the agent's prompt. */
   idle: boolean;
-  /** The banner or error line, which identifies one limit episode. */
-  signature?: string;
+  /** The input box's text (placeholders read as empty), or null. */
+  input: string | null;
+  /** The layout was recognised: an input box between rules or in a box, or a known dialog. */
+  confident: boolean;
+  /** The banner or error that identifies one episode. */
+  banner?: string;
   /** The reset as written (usage limits), or the native auto-continue time. */
   resetText?: string;
-  /** The limit's kind (`5-hour`, `weekly`, …), which bounds how far ahead it resets. */
+  /** The limit's kind (`5-hour`, `weekly`, …). */
   limitKind?: string;
-  /** How the pane is resumed: text then Enter, or Enter alone ("Press Enter to retry"). */
+  /** How the pane is resumed: text then Enter, or Enter alone ("Press Enter to retry", a menu). */
   keys?: "text" | "enter";
 }
 
-const RULE = /^\s*─{10,}\s*$/;
-const INPUT = /^\s*[❯>][\s\u00a0]?(.*)$/;
-const OLD_BOX_INPUT = /^\s*│\s*>\s?(.*?)\s*│\s*$/;
+/** Most lines a capture is read for (the visible screen plus the 20 lines of history). */
+const MAX_LINES = 400;
+/** Longest line kept; a pane is at most a few hundred columns wide. */
+const MAX_LINE = 1000;
 
-/** Splits a captured pane into its parts. */
-export function parseScreen(text: string): Screen {
-  const lines = text.replace(/\r/g, "").split("\n").map((line) => line.trimEnd());
+const RULE = /^\s{0,4}[─━]{4,}\s{0,4}$/;
+const FRAME_TOP = /^\s{0,4}[╭┌][─━]{4,}[╮┐]\s{0,4}$/;
+const FRAME_BOTTOM = /^\s{0,4}[╰└][─━]{4,}[╯┘]\s{0,4}$/;
+const FRAMED = /^\s{0,4}│ ?(.*?) ?│\s{0,4}$/;
+const PROMPT_LINE = /^\s{0,2}[❯>›] ?(.*)$/;
+const GLYPH = /^[⎿●⏺⚠✻✶✢✽✳✺*·◐◑◒◓❯>›▎│┃]/;
+const STATUS_GLYPH = /^[✻✶✢✽✳✺*·◐◑◒◓]\s/;
+const TOOL_CALL =
+  /^(?:[A-Za-z][\w.:-]{0,60}\(|(?:Ran|Read|Wrote|Updated|Searched|Listed|Fetched|Edited|Did not run|Called) \d)/;
+
+// Terminal escapes are what these patterns are about, so they name control characters.
+const ESCAPES =
+  // deno-lint-ignore no-control-regex
+  /\x1b\][^\x07\x1b]{0,4096}(?:\x07|\x1b\\)?|\x1b\[[0-?]{0,32}[ -/]{0,8}[@-~]|\x1b[@-_]?/g;
+// deno-lint-ignore no-control-regex
+const CONTROLS = /[\x00-\x08\x0b-\x1f\x7f]/g;
+
+/**
+ * Normalises a capture: ANSI and OSC escapes removed, no-break and other wide spaces made plain,
+ * curly quotes straightened, trailing spaces dropped, the size bounded.
+ */
+export function normalise(text: string): string[] {
+  const plain = text
+    .slice(-MAX_LINES * 300)
+    .replace(ESCAPES, "")
+    .replace(/\r/g, "")
+    .replace(/[\u00a0\u2000-\u200a\u202f\u3000]/g, " ")
+    .replace(/[\u2018\u2019\u02bc]/g, "'")
+    .replace(/[\u201c\u201d]/g, '"')
+    .replace(CONTROLS, "");
+  const lines = plain.split("\n").slice(-MAX_LINES).map((line) =>
+    line.slice(0, MAX_LINE).trimEnd()
+  );
   while (lines.length > 0 && lines.at(-1) === "") lines.pop();
-  // The input box: the last two rules with a `❯` line right under the first.
+  return lines;
+}
+
+function indentOf(line: string): number {
+  return line.length - line.trimStart().length;
+}
+
+/** A line without the client's leading glyphs (`⎿`, `●`, `⚠`, spinners) and indentation. */
+export function bare(line: string): string {
+  return line.replace(/^[\s⎿└●⏺⚠✻✶✢✽✳✺*·◐◑◒◓⏵⏸]+/u, "");
+}
+
+/** Lines with box frames taken off: `│ text │` is `text`, the frame's borders are blank. */
+function unframe(lines: readonly string[]): string[] {
+  return lines.map((line) => {
+    if (FRAME_TOP.test(line) || FRAME_BOTTOM.test(line)) return "";
+    const framed = FRAMED.exec(line);
+    return framed ? framed[1]!.trimEnd() : line;
+  });
+}
+
+/** Where the input box is: its text, and the lines above and below it. */
+function findInputBox(
+  lines: readonly string[],
+): { input: string; above: number; below: number; how: "rules" | "box" } | undefined {
   for (let second = lines.length - 1; second > 0; second--) {
     if (!RULE.test(lines[second]!)) continue;
     let first = second - 1;
     while (first >= 0 && !RULE.test(lines[first]!)) first--;
-    if (first < 0) break;
+    if (first < 0) return undefined;
     const inside = lines.slice(first + 1, second);
-    const match = inside.length > 0 ? INPUT.exec(inside[0]!) : null;
-    if (match) {
-      return {
-        lines,
-        conversation: lines.slice(0, first),
-        input: [match[1]!, ...inside.slice(1)].join("\n").replace(/\u00a0/g, " ").trim(),
-        footer: lines.slice(second + 1),
-        below: [],
-      };
+    const prompt = inside.length > 0 ? PROMPT_LINE.exec(inside[0]!) : null;
+    // A box of at most a few lines whose first line is the prompt: the input box. Anything
+    // else between two rules is a dialog, or conversation.
+    if (prompt && inside.length <= 12) {
+      const text = [prompt[1]!, ...inside.slice(1).map((l) => l.trim())].join("\n").trim();
+      return { input: text, above: first, below: second + 1, how: "rules" };
     }
-    break;
+    return undefined;
   }
-  // Older builds draw the input in a box: ╭───╮ │ > … │ ╰───╯.
-  for (let i = lines.length - 1; i > 0; i--) {
-    const match = OLD_BOX_INPUT.exec(lines[i]!);
-    if (match && /^\s*╭/.test(lines[i - 1]!) && /^\s*╰/.test(lines[i + 1] ?? "")) {
-      return {
-        lines,
-        conversation: lines.slice(0, i - 1),
-        input: match[1]!.trim(),
-        footer: lines.slice(i + 2),
-        below: [],
-      };
+  for (let i = lines.length - 2; i > 0; i--) {
+    const framed = FRAMED.exec(lines[i]!);
+    const prompt = framed ? PROMPT_LINE.exec(framed[1]!) : null;
+    if (prompt && FRAME_TOP.test(lines[i - 1]!) && FRAME_BOTTOM.test(lines[i + 1] ?? "")) {
+      return { input: prompt[1]!.trim(), above: i - 1, below: i + 2, how: "box" };
     }
   }
-  // A bare input line (`❯` and a no-break space) at the bottom, as in a partial capture.
-  const last = lines.length - 1;
-  if (last >= 0 && /^❯\u00a0/.test(lines[last]!)) {
+  return undefined;
+}
+
+function isCompanion(text: string): boolean {
+  return BANNER_COMPANIONS.some((p) => p.test(text));
+}
+
+/** A `●` item that is the client's own notice (a banner, an API error), not the assistant's. */
+function isClientNotice(text: string): boolean {
+  return CLIENT_NOTICE.test(text) || LIMIT_BANNERS.some((p) => p.pattern.test(text)) ||
+    NATIVE_ARMED.test(text) || isCompanion(text);
+}
+
+/** Splits conversation lines into items, rejoining the lines the client wrapped. */
+export function parseItems(lines: readonly string[], width: number): Item[] {
+  const items: Item[] = [];
+  let fenced = false;
+  const push = (kind: ItemKind, text: string, at: number, parent: number | null = null) => {
+    items.push({
+      kind,
+      text: text.trim().slice(0, MAX_ITEM_CHARS),
+      start: at,
+      end: at + 1,
+      parent,
+    });
+  };
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!;
+    const text = line.trim();
+    if (text === "") continue;
+    const indent = indentOf(line);
+    const current = items.at(-1);
+    // A literal code fence: what stands between fences is quoted, whatever it says.
+    if (/^(?:[●⏺⎿]\s*)?```/.test(text)) {
+      fenced = !fenced;
+      push("quote", text, i);
+      continue;
+    }
+    if (fenced) {
+      if (current?.kind === "quote") {
+        current.text = `${current.text} ${text}`.slice(0, MAX_ITEM_CHARS);
+        current.end = i + 1;
+      } else push("quote", text, i);
+      continue;
+    }
+    const extend = () => {
+      current!.text = `${current!.text} ${text}`.slice(0, MAX_ITEM_CHARS);
+      current!.end = i + 1;
+    };
+    // `· resets 3pm` under `⚠ You've hit your 5-hour limit`: the banner's second row.
+    if (
+      current && /^[·∙•] /.test(text) && LIMIT_BANNERS.some((p) => p.pattern.test(current.text))
+    ) {
+      extend();
+      continue;
+    }
+    if (TASK_WIDGET.test(text) && (indent >= 1 || current?.kind === "widget")) {
+      push("widget", text, i);
+      continue;
+    }
+    // A fragment's API error whose JSON body or link stands on the next row, unindented.
+    if (
+      indent === 0 && current && API_ERROR_ITEM.test(current.text) &&
+      /^(?:https?:\/\/|[{}"[\]]|[a-z])/.test(text)
+    ) {
+      extend();
+      continue;
+    }
+    if (indent <= 1 && PROMPT_LINE.test(line) && /^[❯>›]/.test(text)) {
+      push("user", text.replace(/^[❯>›] ?/, ""), i);
+      continue;
+    }
+    if (indent <= 1 && /^[●⏺]/.test(text)) {
+      const body = bare(text);
+      push(isClientNotice(body) ? "client" : TOOL_CALL.test(body) ? "tool" : "assistant", body, i);
+      continue;
+    }
+    if (indent <= 6 && /^[⎿└]/.test(text)) {
+      let parent = items.length - 1;
+      while (parent >= 0 && items[parent]!.kind === "result") parent--;
+      push("result", bare(text), i, parent >= 0 ? parent : null);
+      continue;
+    }
+    if (indent <= 2 && STATUS_GLYPH.test(text)) {
+      push("status", bare(text), i);
+      continue;
+    }
+    if (indent <= 4 && text.startsWith("⚠")) {
+      push("notice", bare(text), i);
+      continue;
+    }
+    if (indent <= 2 && /^[▎│┃]/.test(text)) {
+      push("quote", text.replace(/^[▎│┃]\s?/, ""), i);
+      continue;
+    }
+    // Right-aligned: a client notice (`Automatic continue cancelled …` under the conversation).
+    if (indent >= 10 && line.length >= width - 2 && !GLYPH.test(text)) {
+      push("notice", text, i);
+      continue;
+    }
+    // An old build's notice without `⎿`, under the prompt it answers.
+    if (
+      current?.kind === "user" && indent >= 2 && LIMIT_BANNERS.some((p) => p.pattern.test(text))
+    ) {
+      push("result", text, i, items.length - 1);
+      continue;
+    }
+    if (current && indent >= 1 && current.kind !== "status" && current.kind !== "notice") {
+      current.text = `${current.text} ${text}`.slice(0, MAX_ITEM_CHARS);
+      current.end = i + 1;
+      continue;
+    }
+    // A fragment's wrapped line: unindented, it goes on where the last one broke off.
+    if (
+      indent === 0 && current?.kind === "other" && /^[a-z]/.test(text) &&
+      !/[.!?:]$/.test(lines[i - 1]?.trim() ?? "")
+    ) {
+      extend();
+      continue;
+    }
+    // An indented line whose glyph line is above the capture: the body of something unknown.
+    push(indent >= 2 ? "assistant" : "other", text, i);
+  }
+  return items;
+}
+
+/** Splits a captured pane into its parts. */
+export function parseScreen(text: string): Screen {
+  const lines = normalise(text);
+  const rules = lines.filter((l) => RULE.test(l)).map((l) => l.trim().length);
+  const width = rules.length > 0 ? Math.max(...rules) : Math.max(0, ...lines.map((l) => l.length));
+  const box = findInputBox(lines);
+  if (box) {
+    const conversation = unframe(lines.slice(0, box.above));
     return {
       lines,
-      conversation: lines.slice(0, last),
-      input: lines[last]!.slice(2).trim(),
-      footer: [],
-      below: [],
+      width,
+      conversation,
+      items: parseItems(conversation, width),
+      input: box.input,
+      inputBox: box.how,
+      footer: lines.slice(box.below),
+      dialog: [],
     };
   }
-  // No input box: a dialog or prompt stands below the last rule, if there is one.
+  // A bare input line near the bottom: `❯` and a no-break space, as 2.1.x draws it, or an empty
+  // `❯`/`>` row (a fragment, an old build), with at most a few footer rows under it. The
+  // no-break space is checked in the raw text: a user's submitted prompt has a plain one.
+  const raw = text.replace(/\r/g, "").trimEnd().split("\n");
+  for (let back = 1; back <= Math.min(4, lines.length); back++) {
+    const at = lines.length - back;
+    if (!(/^❯\u00a0/.test(raw.at(-back) ?? "") || /^\s{0,2}[❯>]$/.test(lines[at]!))) continue;
+    const conversation = unframe(lines.slice(0, at));
+    return {
+      lines,
+      width,
+      conversation,
+      items: parseItems(conversation, width),
+      input: lines[at]!.trim().slice(1).trim(),
+      inputBox: "bare",
+      footer: lines.slice(at + 1),
+      dialog: [],
+    };
+  }
+  // No input box: a dialog or prompt stands below the last rule, when there is one.
   let rule = lines.length - 1;
   while (rule >= 0 && !RULE.test(lines[rule]!)) rule--;
-  return rule >= 0
-    ? {
-      lines,
-      conversation: lines.slice(0, rule),
-      input: null,
-      footer: [],
-      below: lines.slice(rule),
-    }
-    : { lines, conversation: lines, input: null, footer: [], below: [] };
+  const conversation = unframe(rule >= 0 ? lines.slice(0, rule) : lines);
+  return {
+    lines,
+    width,
+    conversation,
+    items: parseItems(conversation, width),
+    input: null,
+    inputBox: null,
+    footer: [],
+    dialog: rule >= 0 ? unframe(lines.slice(rule + 1)).filter((l) => l.trim() !== "") : [],
+  };
 }
 
 /** The last `n` non-blank lines. */
@@ -139,157 +398,267 @@ export function lastNonBlank(lines: readonly string[], n: number): string[] {
   return lines.filter((line) => line.trim() !== "").slice(-n);
 }
 
-/** A line without the client's leading glyphs (`⎿`, `●`, `⚠`, spinners) and indentation. */
-function bare(line: string): string {
-  return line.replace(/^[\s⎿●⚠✻✶✢✽·∙*◐◑◒◓⏺]+/u, "");
-}
-
-/** The conversation's last 20 non-blank lines, without fenced code and quoted text. */
-function conversationTail(conversation: readonly string[]): string[] {
-  const kept: string[] = [];
-  let fenced = false;
-  for (const line of conversation) {
-    if (/^\s*(?:[●⎿]\s*)?```/.test(line)) {
-      fenced = !fenced;
-      continue;
-    }
-    if (fenced || /^\s*(?:>|▎|│)/.test(line)) continue;
-    kept.push(line);
-  }
-  return lastNonBlank(kept, 20);
-}
-
 function inputIsEmpty(input: string | null): boolean {
   return input !== null && (input === "" || INPUT_PLACEHOLDERS.some((p) => p.test(input)));
 }
 
-/** A line that belongs to a banner (not newer conversation). */
-function isLimitContext(line: string): boolean {
-  const text = bare(line);
-  return /^\s{20,}\S/.test(line) || // a right-aligned status note
-    RESET_LINE.test(text) ||
-    LIMIT_CONTEXT.some((p) => p.test(text)) ||
-    LIMIT_LINES.some((p) => p.pattern.test(text));
+/** The footer's rows, each bare, and all of them joined (notices wrap there too). */
+function footerTexts(footer: readonly string[]): string[] {
+  const rows = footer.map((l) => bare(l.trim())).filter((l) => l !== "");
+  return rows.length > 1 ? [...rows, rows.join(" ")] : rows;
 }
 
-function limitKind(text: string, kind: string): string {
-  if (kind !== "from-name") return kind;
-  const named = /(5-hour|session|weekly|opus|sonnet|fable|usage credit)/i.exec(text);
-  return named ? named[1]!.toLowerCase() : "5-hour";
+/** Items that stand where the client draws its own notices. */
+function isTrusted(item: Item, items: readonly Item[]): boolean {
+  if (item.kind === "client" || item.kind === "notice" || item.kind === "other") return true;
+  if (item.kind !== "result") return false;
+  // Under the user's prompt: the client's answer to it. Under a tool call or an assistant
+  // message: their output. With its item above the capture, it is taken as the client's.
+  return item.parent === null || items[item.parent]!.kind === "user";
 }
 
-/** The last assistant item: its `●` line and the indented lines under it. */
-function lastItem(tail: readonly string[]): { text: string; end: number } | undefined {
-  for (let i = tail.length - 1; i >= 0; i--) {
-    if (!/^\s*●/.test(tail[i]!)) continue;
-    let end = i + 1;
-    while (end < tail.length && /^\s{2,}\S/.test(tail[end]!) && !/^\s*[●❯]/.test(tail[end]!)) end++;
-    return { text: tail.slice(i, end).map(bare).join(" "), end };
+/** Items the client adds after a banner, which do not make it old. */
+function isBannerCompanion(item: Item, items: readonly Item[]): boolean {
+  if (item.kind === "notice" || item.kind === "client" || item.kind === "widget") return true;
+  if (item.kind === "status") {
+    return isCompanion(item.text) || !BUSY.some((b) => b.pattern.test(item.text));
+  }
+  if (item.kind === "result") return isTrusted(item, items) || isCompanion(item.text);
+  return isCompanion(item.text);
+}
+
+function limitKindOf(text: string): string {
+  const named = LIMIT_NAMES.exec(text)?.[1]?.toLowerCase().replace(/[ _]/g, "-");
+  if (!named) return "5-hour";
+  return named === "five-hour" ? "5-hour" : named === "seven-day" ? "weekly" : named;
+}
+
+/** The reset part of a banner: from `resets …` to the next separator or hint. */
+function resetTextOf(text: string): string | undefined {
+  const at = text.search(RESET_MENTION);
+  if (at < 0) return undefined;
+  return text.slice(at).replace(/\s+(?:[·∙•—]\s|\/[a-z]).*$/i, "").replace(/[.,;]$/, "");
+}
+
+function nativeTime(text: string): string | undefined {
+  const match = NATIVE_ARMED.exec(text);
+  return match?.[1]?.trim() || undefined;
+}
+
+/**
+ * Classifies a captured pane. The order is the safety order: a dialog or prompt first (never
+ * type into it), then a busy agent, then the limit states, then permanent and transient errors.
+ */
+export function readScreen(text: string): ScreenReading {
+  const screen = parseScreen(text);
+  const { items } = screen;
+  const input = screen.input;
+  const idle = inputIsEmpty(input);
+  const shown = input === null ? null : idle ? "" : input;
+  const base = {
+    idle,
+    input: shown,
+    confident: screen.inputBox === "rules" || screen.inputBox === "box",
+  };
+  const footer = footerTexts(screen.footer);
+  const dialog = screen.dialog.map((l) => l.trim());
+  // The latest items, without the task list the client keeps drawing under them.
+  const recent = items.filter((item) => item.kind !== "widget").slice(-4);
+  const recentLines = recent.flatMap((item) =>
+    screen.conversation.slice(item.start, item.end).map((l) => l.trim()).filter((l) => l !== "")
+  );
+  const near = [...dialog, ...recent.map((item) => item.text), ...recentLines.map(bare), ...footer];
+
+  // 1. The limit menu (its question, or a pointer on one of its options), then any dialog.
+  const area = dialog.length > 0 ? dialog : recentLines;
+  const pointer = area.find((l) =>
+    MENU_POINTER.test(l) && (dialog.length > 0 || /^[❯>›]\s?\d{1,2}\./.test(l))
+  );
+  const option = (l: string) => LIMIT_MENU_OPTION.test(l.replace(/^[❯>›]\s?/, ""));
+  const asked = near.some((l) => LIMIT_MENU.test(l));
+  if ((asked && area.some(option)) || (pointer !== undefined && option(pointer))) {
+    const safe = pointer !== undefined && SAFE_MENU_CHOICE.test(pointer);
+    const banner = findBanner(screen);
+    return {
+      ...base,
+      idle: false,
+      confident: true,
+      state: "limit_menu",
+      rule: safe
+        ? 'the limit menu, on "Stop and wait for limit to reset"'
+        : `the limit menu, on ${
+          pointer ? JSON.stringify(MENU_POINTER.exec(pointer)![1]) : "no option"
+        }`,
+      ...(safe ? { keys: "enter" as const } : {}),
+      ...(banner ? bannerFields(banner.text) : {}),
+    };
+  }
+  if (asked) {
+    return { ...base, idle: false, confident: true, state: "dangerous_prompt", rule: "a menu" };
+  }
+  for (const line of [...dialog, ...near]) {
+    const prompt = firstMatch(DIALOGS, line);
+    if (prompt) {
+      return {
+        ...base,
+        idle: false,
+        confident: true,
+        state: "dangerous_prompt",
+        rule: prompt.name,
+      };
+    }
+  }
+  // 2. Busy: the latest spinner or retry rows, or the footer.
+  const rows = recent.slice(-2).filter((item) =>
+    item.kind === "status" || item.kind === "result" || item.kind === "other" ||
+    item.kind === "client"
+  );
+  for (const line of [...rows.map((item) => item.text), ...footer]) {
+    const busy = firstMatch(BUSY, line);
+    if (busy) return { ...base, state: "busy", rule: `busy (${busy.name})` };
+  }
+  // 3. A usage limit, the client's own auto-continue, or the limit's footer.
+  const banner = findBanner(screen);
+  if (banner) {
+    const after = items.slice(banner.index + 1).map((item) => item.text);
+    const armedAt = after.findLastIndex((t) => NATIVE_ARMED.test(t));
+    const cancelledAt = after.findLastIndex((t) => NATIVE_CANCELLED.test(t));
+    const footerArmed = footer.find((t) => NATIVE_ARMED.test(t));
+    const armed = footerArmed ?? (armedAt > cancelledAt ? after[armedAt] : undefined);
+    const fields = bannerFields(banner.text, [...after, ...footer]);
+    if (armed) {
+      const when = nativeTime(armed);
+      return {
+        ...base,
+        ...fields,
+        state: "native_autocontinue",
+        rule: "the client will continue by itself",
+        ...(when ? { resetText: fields.resetText ?? when } : {}),
+      };
+    }
+    return { ...base, ...fields, state: "usage_limit", rule: banner.rule, keys: "text" };
+  }
+  const footerBanner = footer.find((t) => LIMIT_BANNERS.some((p) => p.pattern.test(t)));
+  if (footerBanner && RESET_MENTION.test(footerBanner)) {
+    const armed = footer.find((t) => NATIVE_ARMED.test(t));
+    const fields = bannerFields(footerBanner, footer);
+    if (armed) {
+      return {
+        ...base,
+        ...fields,
+        state: "native_autocontinue",
+        rule: "the client will continue by itself",
+      };
+    }
+    return {
+      ...base,
+      ...fields,
+      state: "usage_limit",
+      rule: "a usage limit in the footer",
+      keys: "text",
+    };
+  }
+  // 4. A permanent problem in one of the latest items.
+  for (
+    const item of items.slice(-3).filter((item) =>
+      isTrusted(item, items) || item.kind === "assistant"
+    )
+  ) {
+    const problem = firstMatch(PERMANENT_PROBLEMS, item.text);
+    if (problem && (isTrusted(item, items) || CLIENT_NOTICE.test(item.text))) {
+      return { ...base, state: "permanent", rule: problem.name, banner: item.text };
+    }
+  }
+  // 5. A final API error as the latest item.
+  const latest = latestItem(items);
+  if (
+    latest && isTrusted(latest, items) ||
+    latest?.kind === "assistant" && API_ERROR_ITEM.test(latest.text)
+  ) {
+    const problem = firstMatch(PERMANENT_PROBLEMS, latest!.text);
+    if (problem) return { ...base, state: "permanent", rule: problem.name, banner: latest!.text };
+    const error = API_ERROR_ITEM.test(latest!.text)
+      ? firstMatch(TRANSIENT_API_ERRORS, latest!.text) ?? namedApiError(latest!.text)
+      : undefined;
+    if (error) {
+      const enter = PRESS_ENTER_TO_RETRY.test(latest!.text);
+      return {
+        ...base,
+        state: "transient_api_error",
+        rule: error.name,
+        banner: latest!.text,
+        keys: enter ? "enter" : "text",
+      };
+    }
+  }
+  return { ...base, state: "normal", rule: "nothing to act on" };
+}
+
+function namedApiError(text: string): NamedPattern | undefined {
+  return /^API Error\b/i.test(text) ? { name: "API error", pattern: /^API Error\b/i } : undefined;
+}
+
+/** The latest item that is not a companion row (turn durations, notices). */
+function latestItem(items: readonly Item[]): Item | undefined {
+  for (let i = items.length - 1; i >= 0; i--) {
+    const item = items[i]!;
+    if (item.kind === "widget") continue;
+    if (item.kind === "status" && !BUSY.some((b) => b.pattern.test(item.text))) continue;
+    if (item.kind === "notice" && !LIMIT_BANNERS.some((p) => p.pattern.test(item.text))) continue;
+    return item;
+  }
+  return undefined;
+}
+
+function bannerFields(text: string, after: readonly string[] = []): {
+  banner: string;
+  resetText?: string;
+  limitKind: string;
+} {
+  const reset = resetTextOf(text) ??
+    after.map(resetTextOf).find((r) => r !== undefined) ?? after.map(nativeTime).find(Boolean);
+  return { banner: text, limitKind: limitKindOf(text), ...(reset ? { resetText: reset } : {}) };
+}
+
+/**
+ * The current usage-limit banner: the latest trusted item that opens with a limit phrase and
+ * names a reset (or is followed by the client's own auto-continue), with nothing newer than the
+ * client's own companions after it.
+ */
+function findBanner(screen: Screen): { index: number; text: string; rule: string } | undefined {
+  const { items } = screen;
+  for (let i = items.length - 1; i >= 0; i--) {
+    const item = items[i]!;
+    if (!isTrusted(item, items)) continue;
+    const limit = LIMIT_BANNERS.find((p) => p.pattern.test(item.text));
+    if (!limit) continue;
+    const later = items.slice(i + 1);
+    const resets = RESET_MENTION.test(item.text) ||
+      later.some((l) =>
+        isTrusted(l, items) && (RESET_MENTION.test(l.text) || NATIVE_ARMED.test(l.text))
+      );
+    if (!resets && limit.needsReset) continue;
+    // A user prompt or a new assistant item after it: an old banner, above newer conversation.
+    if (!later.every((l) => isBannerCompanion(l, items))) return undefined;
+    return { index: i, text: item.text, rule: `a usage-limit banner (${limit.name})` };
   }
   return undefined;
 }
 
 /**
- * Classifies a captured pane. The order is the safety order: a dialog or prompt first (never
- * type into it), then a busy agent, then the limit states, then final errors.
+ * The specification's last check before typing (spec/error-recovery.md §5.1): the last 5
+ * non-blank lines must show no confirmation or destructive word. Returns the offending line.
+ *
+ * One line is exempt, for the limit menu on its "Stop and wait" choice only: the menu's own key
+ * hint (`Enter to confirm · Esc to cancel`). It names the key, not a confirmation the screen has
+ * turned into, and without the exemption that menu, which the client opens by itself at a weekly
+ * limit, could never be left.
  */
-export function classifyScreen(text: string): Classification {
-  const screen = parseScreen(text);
-  const tail = conversationTail(screen.conversation);
-  const idle = inputIsEmpty(screen.input);
-  const around = [...tail.slice(-8), ...screen.below, ...screen.footer];
-
-  if (around.some((line) => LIMIT_MENU.test(line))) {
-    const start = screen.lines.findIndex((line) => LIMIT_MENU.test(line));
-    const pointer = screen.lines.slice(start).find((line) => MENU_POINTER.test(line));
-    const safe = pointer !== undefined && SAFE_MENU_CHOICE.test(pointer);
-    return {
-      state: "limit_menu",
-      reason: safe
-        ? 'limit menu on "Stop and wait for limit to reset"'
-        : `limit menu on ${pointer ? JSON.stringify(MENU_POINTER.exec(pointer)![1]) : "no option"}`,
-      idle: false,
-      ...(safe ? { keys: "enter" as const } : {}),
-      ...resetNear(screen.lines, start),
-    };
-  }
-  for (const line of around) {
-    const prompt = firstMatch(DANGEROUS_PROMPTS, line);
-    if (prompt) return { state: "dangerous_prompt", reason: prompt.name, idle: false };
-  }
-  for (const line of [...tail.slice(-3), ...screen.footer]) {
-    const busy = firstMatch(BUSY, line);
-    if (busy) return { state: "busy", reason: busy.name, idle };
-  }
-
-  // A limit banner: a limit line with a reset on it or just below, and nothing newer after it.
-  for (let i = tail.length - 1; i >= 0; i--) {
-    const line = bare(tail[i]!);
-    const limit = LIMIT_LINES.find((p) => p.pattern.test(line));
-    if (!limit) continue;
-    const resetAt = [i, i + 1, i + 2, i + 3].find((j) =>
-      j < tail.length && RESET_LINE.test(bare(tail[j]!))
-    );
-    if (resetAt === undefined) continue;
-    if (!tail.slice(i + 1).every(isLimitContext)) break; // newer conversation below: an old banner
-    const resetText = bare(tail[resetAt]!);
-    const banner = { signature: line, resetText, limitKind: limitKind(line, limit.kind) };
-    const after = [...tail.slice(i + 1), ...screen.footer];
-    const native = after.findLastIndex((l) => NATIVE_AUTOCONTINUE.test(bare(l)));
-    const cancelled = after.findLastIndex((l) => AUTOCONTINUE_CANCELLED.test(l));
-    if (native >= 0 && native > cancelled) {
-      const when = NATIVE_AUTOCONTINUE.exec(bare(after[native]!))?.[1]?.trim();
-      return {
-        state: "native_autocontinue",
-        reason: "the client will continue by itself",
-        idle,
-        ...banner,
-        ...(when ? { resetText: when } : {}),
-      };
-    }
-    return { state: "usage_limit", reason: limit.name, idle, keys: "text", ...banner };
-  }
-
-  const item = lastItem(tail);
-  const latest = item && tail.slice(item.end).every((l) => l.trim() === "") ? item.text : "";
-  const lastLines = [latest, ...tail.slice(-6).map(bare)];
-  for (const line of lastLines) {
-    const problem = firstMatch(PERMANENT_PROBLEMS, line);
-    if (problem) return { state: "permanent", reason: problem.name, idle, signature: line };
-  }
-  if (
-    /^API Error\b|Press Enter to retry|is experiencing high load/i.test(latest) ||
-    tail.some((l) => /Press Enter to retry/i.test(l))
-  ) {
-    const source = /Press Enter to retry/i.test(latest)
-      ? latest
-      : tail.find((l) => /Press Enter to retry/i.test(l)) ?? latest;
-    const error = firstMatch(TRANSIENT_API_ERRORS, source);
-    if (error) {
-      return {
-        state: "transient_api_error",
-        reason: error.name,
-        idle: idle || /Press Enter to retry/i.test(source),
-        signature: bare(source),
-        keys: /Press Enter to retry/i.test(source) ? "enter" : "text",
-      };
-    }
-  }
-  return { state: "normal", reason: "nothing to act on", idle };
-}
-
-/** The reset of the banner a menu belongs to: the nearest reset line above it, or in it. */
-function resetNear(lines: readonly string[], index: number): { resetText?: string } {
-  const inMenu = lines.slice(index).find((line) => RESET_LINE.test(line));
-  const above = lines.slice(0, index).findLast((line) => RESET_LINE.test(line));
-  const found = above ?? inMenu;
-  return found ? { resetText: bare(found) } : {};
-}
-
-/**
- * The last check before typing (spec/error-recovery.md §5.1): the last 5 non-blank lines must
- * show no confirmation or destructive word. Returns the offending line, or undefined.
- */
-export function lastLinesRefusal(text: string): string | undefined {
-  return lastNonBlank(parseScreen(text).lines, 5).find((line) => LAST_LINES_REFUSAL.test(line));
+export function lastLinesRefusal(
+  text: string,
+  { safeLimitMenu = false }: { safeLimitMenu?: boolean } = {},
+): string | undefined {
+  return lastNonBlank(normalise(text), 5).find((line) =>
+    LAST_LINES_REFUSAL.test(line) && !(safeLimitMenu && MENU_KEY_HINT.test(line.trim()))
+  );
 }
