@@ -31,6 +31,9 @@ if (import.meta.main) {
     stdin: Deno.stdin,
     out: streamOutput(Deno.stdout, Deno.stderr),
     now: () => Date.now(),
+    random: Math.random,
+    timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone,
+    hostname: () => Deno.hostname(),
     signal: abort.signal,
   };
   Deno.exit(await runCli(ctx, manifest.version));

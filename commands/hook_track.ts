@@ -4,9 +4,9 @@
  * - PostToolUseFailure: counts the tool's consecutive failures and suggests its fallback at the
  *   threshold; an MCP connection error gets backoff advice (1, 2, 4, 8, 16 s), then fallback.
  * - PostToolUse: a success resets that tool's count and MCP retry state.
- * - StopFailure: one append, nothing else (the client may kill this hook at exit); the next hook
- *   folds it into the model-fallback tracker.
- * - Stop: a finished turn resets the model-fallback count.
+ * - StopFailure: one append (the client may kill this hook at exit), which the next hook folds
+ *   into the model-fallback tracker, and `stop-failure.json`, which `watch tmux` reads.
+ * - Stop: a finished turn resets the model-fallback count and clears `stop-failure.json`.
  *
  * Every counter update is a locked read-modify-write: the client runs hooks and tools in parallel.
  *
@@ -24,7 +24,7 @@ import {
 } from "../lib/claude/hook_io.ts";
 import { sessionPaths } from "../lib/state/layout.ts";
 import { adviceBlock, foldIntoOutbox, gatherAdvice } from "../lib/advice/pending_advice.ts";
-import { pathExists, withLock } from "../lib/state/store.ts";
+import { pathExists, withLock, writeFileAtomic } from "../lib/state/store.ts";
 
 export const help = `Usage: lifeline hook track [--root DIR] [--background]
 
@@ -41,7 +41,9 @@ session and advises the agent:
 
 Advice reaches the model on PostToolUse and PostToolUseFailure; advice born on StopFailure, whose
 output the client ignores, waits in the session's outbox for the next hook that can deliver it.
-A success resets the tool's count; a finished turn (Stop) resets the model count.
+A success resets the tool's count; a finished turn (Stop) resets the model count. StopFailure
+also leaves sessions/<id>/stop-failure.json (the error and its text, e.g. the limit's reset) for
+\`lifeline watch tmux\`; Stop removes it.
 
 ${HOOK_FLAGS_HELP}`;
 
@@ -60,17 +62,26 @@ export async function handle(request: HookRequest): Promise<HookOutput | null> {
   const { input, root, ctx } = request;
   if (isEvent(input, "StopFailure")) {
     const { recordTurnEvent } = await import("../lib/advice/model_fallback.ts");
-    await recordTurnEvent(root, input.session_id, {
+    const event = {
       ts: new Date(ctx.now()).toISOString(),
-      event: "StopFailure",
+      event: "StopFailure" as const,
       error: input.error,
       ...(input.prompt_id ? { prompt_id: input.prompt_id } : {}),
       ...(input.last_assistant_message ? { message: input.last_assistant_message } : {}),
-    });
+    };
+    // The model-fallback event first: under `claude -p` this hook may be killed any moment.
+    await recordTurnEvent(root, input.session_id, event);
+    // Then what the watcher reads: which error ended the turn, with its text (the reset).
+    await writeFileAtomic(
+      sessionPaths(root, input.session_id).stopFailure,
+      JSON.stringify(event) + "\n",
+    );
     return null;
   }
   if (isEvent(input, "Stop")) {
-    // A finished turn: the count resets. Stop cannot carry advice, so nothing is taken here.
+    // A finished turn: the count resets, and no API error stands. Stop cannot carry advice.
+    const stopFailure = sessionPaths(root, input.session_id).stopFailure;
+    if (await pathExists(stopFailure)) await Deno.remove(stopFailure).catch(() => {});
     await foldIntoOutbox(request, { outcomes: [{ kind: "success", at: ctx.now() }] });
     return null;
   }

@@ -20,7 +20,7 @@ import {
   validateName,
 } from "../lib/state/layout.ts";
 import { judgeSession } from "../lib/sessions/stale_policy.ts";
-import type { PaneRecord } from "../lib/watch/watch_policy.ts";
+import { watchStateCodec } from "../lib/watch/state.ts";
 import { readHeartbeat, readSessionRecord } from "../lib/sessions/registry.ts";
 import { listNames, numberCodec, readState } from "../lib/state/store.ts";
 
@@ -39,15 +39,6 @@ Options:
   --root DIR   the project (default: .)
   --json       everything as one JSON object
   -h, --help`;
-
-/**
- * Why the watcher will not type into a pane in this state. A refusal at the last look before
- * typing is recorded; a pane that shows a prompt is never a candidate, so it has none recorded.
- */
-function standingRefusal(state: PaneRecord["state"]): string | null {
-  if (state === "dangerous_prompt") return "a confirmation prompt is on screen: never typed into";
-  return null;
-}
 
 /** Everything `status` reports. */
 export async function gatherStatus(ctx: Context, root: string) {
@@ -101,27 +92,25 @@ export async function gatherStatus(ctx: Context, root: string) {
   const watchDir = joinPath(stateDir(ctx.env), "watch");
   for (const name of await listNames(watchDir)) {
     if (!name.endsWith(".json")) continue;
-    try {
-      const state = JSON.parse(await Deno.readTextFile(joinPath(watchDir, name))) as {
-        panes?: Record<string, PaneRecord>;
-      };
-      for (const pane of Object.values(state.panes ?? {})) {
-        const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
-        watched.push({
-          server: name.replace(/\.json$/, ""),
-          pane: pane.pane,
-          session: pane.session,
-          state: pane.state,
-          limited_until: iso(pane.reset_at),
-          resume_at: iso(pane.resume_at),
-          attempts: pane.attempts,
-          resumed: pane.resumed,
-          gave_up: pane.gave_up,
-          refusal: pane.refusal ?? standingRefusal(pane.state),
-        });
-      }
-    } catch {
-      // A watcher's state being written or corrupt: doctor reports it.
+    // A watcher's state being written or corrupt, or an older version's: doctor reports it.
+    const state = await readState(joinPath(watchDir, name), watchStateCodec).catch(() => null);
+    if (state?.kind !== "ok") continue;
+    const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+    for (const pane of Object.values(state.value.panes)) {
+      watched.push({
+        server: state.value.server.socket,
+        pane: pane.pane,
+        session: pane.session,
+        state: pane.state,
+        signal: pane.signal ?? null,
+        limited_until: iso(pane.reset_at),
+        resume_at: iso(pane.resume_at),
+        attempts: pane.attempts,
+        resumed: pane.resumed,
+        gave_up: pane.gave_up,
+        // The watcher's own words: a refusal it made, or the prompt it will not type into.
+        refusal: pane.refusal ?? (pane.state === "dangerous_prompt" ? pane.reason : null),
+      });
     }
   }
 

@@ -108,10 +108,11 @@ Deno.test({
         ],
         watched_panes: [
           {
-            server: "L-agents",
+            server: "/tmp/tmux-1000/agents",
             pane: "%3",
             session: "agents",
             state: "usage_limit",
+            signal: "both",
             limited_until: "2026-11-30T12:00:00.000Z",
             resume_at: "2026-11-30T12:01:00.000Z",
             attempts: 0,
@@ -120,28 +121,30 @@ Deno.test({
             refusal: null,
           },
           {
-            server: "L-agents",
+            server: "/tmp/tmux-1000/agents",
             pane: "%5",
             session: "agents",
             state: "dangerous_prompt",
+            signal: "screen",
             limited_until: null,
             resume_at: null,
             attempts: 0,
             resumed: false,
             gave_up: false,
-            refusal: "a confirmation prompt is on screen: never typed into",
+            refusal: "a permission question on screen: never typed into",
           },
           {
-            server: "L-agents",
+            server: "/tmp/tmux-1000/agents",
             pane: "%7",
             session: "agents",
             state: "usage_limit",
+            signal: "screen",
             limited_until: "2026-11-30T11:00:00.000Z",
             resume_at: "2026-11-30T11:01:00.000Z",
-            attempts: 1,
+            attempts: 0,
             resumed: false,
             gave_up: false,
-            refusal: "the input box is not empty",
+            refusal: 'the input box holds text ("git push -f"): never typed into',
           },
         ],
         breakers: [{ task: "build-7", triggered_at: "2026-11-30T07:15:00.000Z", error_count: 3 }],
@@ -174,7 +177,7 @@ Deno.test({
       assert.match(result.stdout, /^sessions:$/m);
       assert.match(
         result.stdout,
-        /^ {2}L-agents +%5 +dangerous_prompt +- +0 +a confirmation prompt/m,
+        /^ {2}\/tmp\/tmux-1000\/agents +%5 +dangerous_prompt +- +0 +a permission question on screen/m,
       );
       assert.match(result.stdout, /^open breakers: build-7 \(3 failures\)$/m);
       assert.match(result.stdout, /^tools at the fallback threshold: Bash x3 \(working\)$/m);

@@ -1,16 +1,19 @@
+// The watcher's decisions, as a pure function of (record, observation, { now, …settings }).
 import assert from "node:assert/strict";
+import type { ScreenReading } from "../lib/claude/screen.ts";
+import type { RecordSignal } from "../lib/watch/records_policy.ts";
 import {
   afterAttempt,
-  decide,
+  decidePane,
   newRecord,
+  type PaneDecision,
   type PaneRecord,
   refused,
   stagger,
-  type WatchPolicy,
+  type WatchOptions,
 } from "../lib/watch/watch_policy.ts";
-import type { Classification } from "../lib/claude/screen.ts";
 
-const POLICY: WatchPolicy = {
+const SETTINGS: Omit<WatchOptions, "now"> = {
   resumeMarginSeconds: 60,
   nativeMarginSeconds: 180,
   transientBackoffSeconds: 120,
@@ -21,24 +24,53 @@ const POLICY: WatchPolicy = {
 const T0 = Date.parse("2026-11-30T14:00:00Z");
 const MIN = 60_000;
 
-const limited: Classification = {
-  state: "usage_limit",
-  reason: "You've hit your <name> limit",
-  idle: true,
-  keys: "text",
-  signature: "You've hit your 5-hour limit · resets 3pm (UTC)",
-  resetText: "You've hit your 5-hour limit · resets 3pm (UTC)",
-  limitKind: "5-hour",
-};
+/** A reading of an idle agent's screen, with what a case changes. */
+function screen(fields: Partial<ScreenReading> = {}): ScreenReading {
+  return {
+    state: "normal",
+    rule: "nothing to act on",
+    idle: true,
+    input: "",
+    confident: true,
+    ...fields,
+  };
+}
 
-function run(steps: [Classification, number][], start = newRecord("%1", "work")) {
-  let record: PaneRecord = start;
-  return steps.map(([c, now]) => {
-    const d = decide(record, c, "hash", now, POLICY);
-    record = d.record;
+const limited = screen({
+  state: "usage_limit",
+  rule: "a usage-limit banner (you've hit your limit)",
+  keys: "text",
+  banner: "You've hit your 5-hour limit · resets 3pm (UTC)",
+  resetText: "resets 3pm (UTC)",
+  limitKind: "5-hour",
+});
+const overloaded = screen({
+  state: "transient_api_error",
+  rule: "529 overloaded",
+  keys: "text",
+  banner: "API Error: Repeated 529 Overloaded errors.",
+});
+
+type Step = [ScreenReading, number, (RecordSignal | null)?, string?];
+
+function decide(record: PaneRecord, [reading, now, records, hash]: Step): PaneDecision {
+  return decidePane(record, { reading, screenHash: hash ?? "hash", records: records ?? null }, {
+    ...SETTINGS,
+    now,
+  });
+}
+
+function run(steps: Step[], start = newRecord("%1", "work", "100:1")): PaneDecision[] {
+  let record = start;
+  return steps.map((step) => {
+    const d = decide(record, step);
+    record = d.state;
     return d;
   });
 }
+
+const kind = (d: PaneDecision) => d.actions[0]!.kind;
+const reason = (d: PaneDecision) => d.actions[0]!.reason;
 
 Deno.test("a usage limit waits for reset + margin, then resumes once", () => {
   const [first, before, due] = run([
@@ -46,81 +78,136 @@ Deno.test("a usage limit waits for reset + margin, then resumes once", () => {
     [limited, T0 + 60 * MIN + 59_000],
     [limited, T0 + 61 * MIN],
   ]);
-  assert.equal(first!.action, "wait");
-  assert.equal(first!.record.reset_at, Date.parse("2026-11-30T15:00:00Z"));
-  assert.equal(first!.record.resume_at, Date.parse("2026-11-30T15:01:00Z"));
-  assert.equal(before!.action, "wait");
-  assert.equal(due!.action, "resume");
-  assert.equal(due!.keys, "text");
-  const done = afterAttempt(due!.record, { ok: true, what: "typed", now: T0 + 61 * MIN }, POLICY);
+  assert.equal(kind(first!), "wait");
+  assert.equal(first!.state.reset_at, Date.parse("2026-11-30T15:00:00Z"));
+  assert.equal(first!.state.resume_at, Date.parse("2026-11-30T15:01:00Z"));
   assert.equal(
-    decide(done, limited, "hash", T0 + 62 * MIN, POLICY).action,
-    "none",
-    "one resume per reset",
+    reason(first!),
+    "limited until 2026-11-30T15:00:00Z; resume at 2026-11-30T15:01:00Z",
   );
+  assert.equal(kind(before!), "wait");
+  assert.deepEqual(due!.actions, [{
+    kind: "resume",
+    keys: "text",
+    reason: "the limit reset at 2026-11-30T15:00:00Z",
+  }]);
+  const done = afterAttempt(due!.state, { ok: true, what: "typed" }, { now: T0, maxAttempts: 3 });
+  assert.equal(kind(decide(done, [limited, T0 + 62 * MIN])), "none", "one resume per reset");
 });
 
 Deno.test("the reset is anchored to when the banner was first seen, not to each scan", () => {
   const [first, later] = run([[limited, T0], [limited, T0 + 2 * 3600_000]]);
-  assert.equal(first!.record.first_seen_at, T0);
-  assert.equal(later!.record.first_seen_at, T0);
-  assert.equal(later!.action, "resume", "15:00 passed; not tomorrow's 15:00");
+  assert.equal(first!.state.first_seen_at, T0);
+  assert.equal(later!.state.first_seen_at, T0);
+  assert.equal(kind(later!), "resume", "15:00 passed; not tomorrow's 15:00");
+});
+
+Deno.test("a relative reset (resets in 2h 14m) counts from when it was first seen", () => {
+  const relative = screen({
+    ...limited,
+    banner: "Limit reached (resets 2h 14m)",
+    resetText: "resets 2h 14m",
+  });
+  const [first, stillBefore, due] = run([
+    [relative, T0],
+    [relative, T0 + 2 * 3600_000],
+    [relative, T0 + (134 + 1) * MIN],
+  ]);
+  assert.equal(first!.state.reset_at, T0 + 134 * MIN);
+  assert.equal(kind(stillBefore!), "wait", "not re-anchored at each scan");
+  assert.equal(kind(due!), "resume");
 });
 
 Deno.test("native auto-continue is left alone until its time plus 3 minutes", () => {
   const { keys: _, ...banner } = limited;
-  const native: Classification = { ...banner, state: "native_autocontinue", resetText: "3pm" };
+  const native = screen({ ...banner, state: "native_autocontinue" });
   const [a, b, c] = run([[native, T0], [native, T0 + 62 * MIN], [native, T0 + 63 * MIN]]);
-  assert.equal(a!.action, "wait");
-  assert.equal(
-    b!.action,
-    "wait",
-    "past the reset + 60 s margin, but the client's own continue may still come",
+  assert.equal(kind(a!), "wait");
+  assert.match(
+    reason(a!),
+    /the client continues by itself at 2026-11-30T15:00:00Z; left alone until 2026-11-30T15:03:00Z/,
   );
-  assert.equal(c!.action, "resume");
+  assert.equal(
+    kind(b!),
+    "wait",
+    "past the reset + 60 s, but the client's own continue may still come",
+  );
+  assert.equal(kind(c!), "resume");
   // After Esc it is the same episode, and the normal margin applies.
   const [, afterEsc] = run([[native, T0], [limited, T0 + 61 * MIN]]);
-  assert.equal(afterEsc!.action, "resume");
-  assert.equal(afterEsc!.record.first_seen_at, T0);
+  assert.equal(kind(afterEsc!), "resume");
+  assert.equal(afterEsc!.state.first_seen_at, T0);
+});
+
+Deno.test("a half-typed message is never typed into, Enter-only resumes included", async (t) => {
+  for (
+    const [name, reading] of [
+      ["a limit", {
+        ...limited,
+        idle: false,
+        input: "git reset --hard origin/main && git push -f",
+      }],
+      ["Press Enter to retry", {
+        ...overloaded,
+        keys: "enter" as const,
+        idle: false,
+        input: "half a thought",
+      }],
+    ] as const
+  ) {
+    await t.step(name, () => {
+      const [, due] = run([[reading, T0], [reading, T0 + 4 * 3600_000]]);
+      assert.equal(kind(due!), "refuse");
+      assert.match(reason(due!), /the input box holds text \("(git reset|half a)/);
+    });
+  }
+});
+
+Deno.test("a stale banner (reset passed more than the limit's window ago) is not a limit", () => {
+  const old = screen({
+    ...limited,
+    banner: "Claude AI usage limit reached|1700000000",
+    resetText: "|1700000000",
+  });
+  const [d] = run([[old, T0]]);
+  assert.equal(kind(d!), "none");
+  assert.equal(d!.shown.state, "normal");
+  assert.match(
+    reason(d!),
+    /a stale banner: its reset \(2023-11-14T22:13:20Z\) passed more than the 5-hour limit's window ago/,
+  );
+  const weekly = screen({
+    ...limited,
+    banner: "weekly",
+    resetText: `|${Math.floor((T0 - 6 * 24 * 3600_000) / 1000)}`,
+    limitKind: "weekly",
+  });
+  assert.equal(kind(run([[weekly, T0]])[0]!), "resume", "6 days ago is within a weekly limit's 7");
 });
 
 Deno.test("a transient API error resumes after a backoff, not at a reset time", () => {
-  const error: Classification = {
-    state: "transient_api_error",
-    reason: "529 overloaded",
-    idle: true,
-    keys: "text",
-    signature: "API Error: Repeated 529 Overloaded errors.",
-  };
-  const [a, b] = run([[error, T0], [error, T0 + 120_000]]);
-  assert.equal(a!.action, "wait");
-  assert.equal(a!.record.reset_at, null);
-  assert.equal(b!.action, "resume");
+  const [a, b] = run([[overloaded, T0], [overloaded, T0 + 120_000]]);
+  assert.equal(kind(a!), "wait");
+  assert.equal(a!.state.reset_at, null);
+  assert.equal(kind(b!), "resume");
 });
 
 Deno.test("a failing API is resumed 3 times in a row, then reported and left to the user", () => {
-  const error: Classification = {
-    state: "transient_api_error",
-    reason: "529 overloaded",
-    idle: true,
-    keys: "text",
-    signature: "API Error: Repeated 529 Overloaded errors.",
-  };
-  const busy: Classification = { state: "busy", reason: "esc to interrupt", idle: false };
-  let record = newRecord("%1", "work");
+  const busy = screen({ state: "busy", rule: "busy (esc to interrupt)", idle: false });
+  let record = newRecord("%1", "work", "100:1");
   let now = T0;
   const actions: string[] = [];
   for (let round = 0; round < 5; round++) {
     // The error shows; after the backoff the watcher resumes; the agent works, and fails again.
     for (const at of [now, now + 120_000]) {
-      const d = decide(record, error, "error", at, POLICY);
-      record = d.record;
-      actions.push(d.action);
-      if (d.action === "resume") {
-        record = afterAttempt(record, { ok: true, what: "typed", now: at }, POLICY);
+      const d = decide(record, [overloaded, at, null, "error"]);
+      record = d.state;
+      actions.push(kind(d));
+      if (kind(d) === "resume") {
+        record = afterAttempt(record, { ok: true, what: "typed" }, { now: at, maxAttempts: 3 });
       }
     }
-    record = decide(record, busy, "busy", now + 130_000, POLICY).record;
+    record = decide(record, [busy, now + 130_000, null, "busy"]).state;
     now += 10 * MIN;
   }
   assert.deepEqual(actions, [
@@ -128,64 +215,122 @@ Deno.test("a failing API is resumed 3 times in a row, then reported and left to 
     ...["report", "none", "report", "none"],
   ]);
   assert.equal(record.api_retries, 3);
-  const reported = decide(record, error, "error", now, POLICY);
-  assert.match(reported.reason, /529 overloaded again after 3 resumes in a row; needs the user/);
-
+  const reported = decide(record, [overloaded, now, null, "error"]);
+  assert.match(reason(reported), /529 overloaded again after 3 resumes in a row; needs the user/);
   // Once the agent is seen idle without an error, the count starts again.
-  const idle: Classification = { state: "normal", reason: "idle", idle: true };
-  const fresh = decide(record, idle, "idle", now, POLICY).record;
+  const fresh = decide(record, [screen(), now]).state;
   assert.equal(fresh.api_retries, 0);
-  assert.equal(decide(fresh, error, "error", now + 120_000, POLICY).action, "wait");
+  assert.equal(kind(decide(fresh, [overloaded, now + 120_000])), "wait");
 });
 
-Deno.test("an unreadable reset is never acted on; it is looked at again with a capped backoff", () => {
-  const garbled = {
-    ...limited,
-    resetText: "You've hit your limit · resets soonish",
-    signature: "x",
-  };
-  const decisions = run(
-    Array.from({ length: 8 }, (_, i) => [garbled, T0 + i * 3600_000] as [Classification, number]),
+Deno.test("an unreadable reset is never acted on, and looked at again only at its time", () => {
+  const garbled = screen({ ...limited, resetText: "resets soonish", banner: "x" });
+  const [first, early, later] = run([
+    [garbled, T0],
+    [garbled, T0 + 30_000],
+    [garbled, T0 + 61_000],
+  ]);
+  assert.equal(kind(first!), "wait");
+  assert.equal(
+    reason(first!),
+    'reset time not understood ("resets soonish"); next look at 2026-11-30T14:01:00Z',
   );
-  assert.ok(decisions.every((d) => d.action === "wait"));
-  assert.match(decisions[0]!.reason, /reset time not understood .* look again in 60s/);
-  assert.match(decisions[7]!.reason, /look again in 1800s/);
+  assert.equal(
+    reason(early!),
+    reason(first!),
+    "the same line until the next look: nothing new to say",
+  );
+  assert.equal(later!.state.unparsed, 2);
+  assert.match(
+    reason(later!),
+    /next look at 2026-11-30T14:03:01Z/,
+    "then twice as long, capped at 30 min",
+  );
 });
 
 Deno.test("prompts, busy and permanent screens: never resume; permanent reported once per screen", () => {
-  const busy: Classification = { state: "busy", reason: "esc to interrupt", idle: false };
-  const prompt: Classification = {
-    state: "dangerous_prompt",
-    reason: "permission question",
-    idle: false,
-  };
-  const permanent: Classification = { state: "permanent", reason: "login needed", idle: true };
-  assert.equal(run([[busy, T0]])[0]!.action, "none");
-  assert.equal(run([[prompt, T0]])[0]!.action, "none");
+  const busy = screen({ state: "busy", rule: "busy (esc to interrupt)", idle: false });
+  const prompt = screen({ state: "dangerous_prompt", rule: "a permission question", idle: false });
+  const permanent = screen({ state: "permanent", rule: "a login is needed" });
+  assert.equal(kind(run([[busy, T0]])[0]!), "none");
+  assert.equal(
+    reason(run([[prompt, T0]])[0]!),
+    "a permission question on screen: never typed into",
+  );
   const [first, again] = run([[permanent, T0], [permanent, T0 + MIN]]);
-  assert.equal(first!.action, "report");
-  assert.equal(again!.action, "none");
-  const menu: Classification = {
+  assert.equal(kind(first!), "report");
+  assert.equal(kind(again!), "none");
+  const menu = screen({
     state: "limit_menu",
-    reason: "limit menu on Upgrade",
+    rule: 'the limit menu, on "Upgrade your plan"',
     idle: false,
+  });
+  assert.equal(kind(run([[menu, T0 + 2 * 3600_000]])[0]!), "none");
+});
+
+Deno.test("the records lead when the banner has scrolled away; the screen still gates", async (t) => {
+  const records: RecordSignal = {
+    kind: "limited",
+    at: T0,
+    text: "You've hit your 5-hour limit · resets 3pm (UTC)",
+    limitKind: "5-hour",
+    resetAt: Date.parse("2026-11-30T15:00:00Z"),
+    native: null,
   };
-  assert.equal(run([[menu, T0 + 2 * 3600_000]])[0]!.action, "none");
+  await t.step("an idle input box: resumed after the reset from resetsAt", () => {
+    const [wait, due] = run([[screen(), T0, records], [screen(), T0 + 61 * MIN, records]]);
+    assert.equal(kind(wait!), "wait");
+    assert.deepEqual(wait!.shown, {
+      state: "usage_limit",
+      signal: "records",
+      resetAt: records.resetAt,
+    });
+    assert.equal(kind(due!), "resume");
+  });
+  await t.step("the same limit on screen and in the records: one episode, signal both", () => {
+    const [both, scrolled] = run([[limited, T0, records], [screen(), T0 + 10 * MIN, records]]);
+    assert.equal(both!.shown.signal, "both");
+    assert.equal(scrolled!.state.first_seen_at, T0, "the banner scrolling away is not a new limit");
+  });
+  await t.step("a permission prompt on screen: refused", () => {
+    const prompt = screen({
+      state: "dangerous_prompt",
+      rule: "a permission question",
+      idle: false,
+    });
+    const d = run([[prompt, T0 + 2 * 3600_000, records]])[0]!;
+    assert.equal(kind(d), "none");
+    assert.equal(d.shown.state, "dangerous_prompt");
+  });
+  await t.step("a screen it cannot read with confidence: nothing typed, and it says why", () => {
+    const unsure = screen({ confident: false, idle: false, input: null });
+    const d = run([[unsure, T0 + 2 * 3600_000, records]])[0]!;
+    assert.equal(kind(d), "refuse");
+    assert.equal(
+      reason(d),
+      "the records say limited, but the screen cannot be read with confidence",
+    );
+  });
+  await t.step("newer conversation in the records: the episode is over", () => {
+    const d = run([[screen(), T0 + 2 * 3600_000, { kind: "working", at: T0 + MIN }]])[0]!;
+    assert.equal(kind(d), "none");
+    assert.equal(d.shown.state, "normal");
+  });
 });
 
 Deno.test("a refusal holds until the screen changes; failures back off and give up after 3", () => {
   const [due] = run([[limited, T0 + 2 * 3600_000]]);
-  const held = refused(due!.record, "permission question on screen", "hash");
-  assert.equal(decide(held, limited, "hash", T0 + 3 * 3600_000, POLICY).action, "none");
-  assert.equal(decide(held, limited, "other", T0 + 3 * 3600_000, POLICY).action, "resume");
-  let record = due!.record;
+  const held = refused(due!.state, "a permission question on screen", "hash");
+  assert.equal(kind(decide(held, [limited, T0 + 3 * 3600_000, null, "hash"])), "none");
+  assert.equal(kind(decide(held, [limited, T0 + 3 * 3600_000, null, "other"])), "resume");
+  let record = due!.state;
   for (let i = 1; i <= 3; i++) {
-    record = afterAttempt(record, { ok: false, what: `try ${i}`, now: T0 }, POLICY);
+    record = afterAttempt(record, { ok: false, what: `try ${i}` }, { now: T0, maxAttempts: 3 });
   }
   assert.equal(record.gave_up, true);
   assert.deepEqual(record.tried, ["try 1", "try 2", "try 3"]);
   assert.match(
-    decide(record, limited, "h2", T0 + 10 * 3600_000, POLICY).reason,
+    reason(decide(record, [limited, T0 + 10 * 3600_000, null, "h2"])),
     /gave up after 3 attempts/,
   );
 });
@@ -193,17 +338,20 @@ Deno.test("a refusal holds until the screen changes; failures back off and give 
 Deno.test("panes that reset together are staggered, each once, in a stable order", () => {
   const at = Date.parse("2026-11-30T15:01:00Z");
   const records = ["%3", "%1", "%2"].map((pane) => ({ ...newRecord(pane, "s"), resume_at: at }));
-  const out = stagger(records, 10_000, () => 0.5);
+  const out = stagger(records, { staggerMs: 10_000, random: () => 0.5 });
   const byPane = Object.fromEntries(out.map((r) => [r.pane, r.resume_at! - at]));
   assert.equal(byPane["%1"], 0);
   assert.ok(byPane["%2"]! >= 10_000 && byPane["%2"]! <= 11_000);
   assert.ok(byPane["%3"]! >= byPane["%2"]! + 10_000);
-  assert.deepEqual(stagger(out, 10_000, () => 0.5), out, "already staggered: unchanged");
+  assert.deepEqual(
+    stagger(out, { staggerMs: 10_000, random: () => 0.5 }),
+    out,
+    "already staggered: unchanged",
+  );
 });
 
 Deno.test("a banner that goes away ends the episode", () => {
-  const normal: Classification = { state: "normal", reason: "nothing to act on", idle: true };
-  const [, cleared] = run([[limited, T0], [normal, T0 + MIN]]);
-  assert.equal(cleared!.record.episode, null);
-  assert.equal(cleared!.record.attempts, 0);
+  const [, cleared] = run([[limited, T0], [screen(), T0 + MIN]]);
+  assert.equal(cleared!.state.episode, null);
+  assert.equal(cleared!.state.attempts, 0);
 });

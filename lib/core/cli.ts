@@ -34,6 +34,12 @@ export interface Context {
   out: Output;
   /** Milliseconds since the epoch. */
   now(): number;
+  /** A random number in [0, 1) (jitter, temp names). */
+  random(): number;
+  /** The local time zone (IANA name), for times that name none. */
+  timeZone: string;
+  /** This machine's name. */
+  hostname(): string;
   /** Aborted on SIGINT or SIGTERM; long-running commands stop cleanly when it fires. */
   signal: AbortSignal;
 }

@@ -5,9 +5,16 @@
  * @module
  */
 
-/** Resolves after `ms`, or as soon as `signal` aborts. Never rejects. */
+/** The longest delay a timer takes (2^31 - 1 ms, ~24.8 days); a longer one would fire at once. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * Resolves after `ms` (at most {@linkcode MAX_TIMER_MS}), or as soon as `signal` aborts. Never
+ * rejects.
+ */
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  if (signal?.aborted || ms <= 0) return Promise.resolve();
+  if (signal?.aborted || !(ms > 0)) return Promise.resolve();
+  ms = Math.min(ms, MAX_TIMER_MS);
   return new Promise((resolve) => {
     const done = () => {
       clearTimeout(timer);

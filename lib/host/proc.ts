@@ -84,3 +84,45 @@ export async function recordedProcessState(
   if (recorded.started && lookup.info.started !== recorded.started) return "reused";
   return "alive";
 }
+
+/** A process's parent pid and start time (clock ticks since boot), from `/proc` (Linux). */
+export async function procStat(pid: number): Promise<{ ppid: number; start: number } | null> {
+  if (!Number.isSafeInteger(pid) || pid <= 0 || Deno.build.os !== "linux") return null;
+  let text: string;
+  try {
+    text = await Deno.readTextFile(`/proc/${pid}/stat`);
+  } catch {
+    return null;
+  }
+  // The command name, field 2, is in parentheses and may hold spaces and parentheses itself.
+  const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
+  const ppid = Number(fields[1]);
+  const start = Number(fields[19]);
+  return Number.isSafeInteger(ppid) && Number.isSafeInteger(start) ? { ppid, start } : null;
+}
+
+/**
+ * A key that names one process for its whole life: its pid and start time. A pid that was reused
+ * gets another key. Where the start time cannot be read, the pid alone.
+ */
+export async function processKey(pid: number): Promise<string> {
+  const stat = await procStat(pid);
+  if (stat) return `${pid}:${stat.start}`;
+  const lookup = await lookupProcess(pid);
+  return lookup.kind === "running"
+    ? `${pid}:${lookup.info.started.replace(/\s+/g, "_")}`
+    : `${pid}`;
+}
+
+/** True when `pid` is `ancestor` or runs under it (its parents, walked through `/proc`). */
+export async function descendsFrom(pid: number, ancestor: number): Promise<boolean | null> {
+  let current = pid;
+  for (let hops = 0; hops < 32; hops++) {
+    if (current === ancestor) return true;
+    if (current <= 1) return false;
+    const stat = await procStat(current);
+    if (!stat) return hops === 0 ? null : false;
+    current = stat.ppid;
+  }
+  return false;
+}

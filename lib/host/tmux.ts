@@ -23,11 +23,24 @@ export interface PaneInfo {
   /** The pid of the process the pane was started with. */
   pid: number;
   dead: boolean;
+  /** The window has `synchronize-panes` on: keys sent to it reach every pane of the window. */
+  synchronized: boolean;
+  /** The pane is in a mode (copy mode, a chooser): keys go to the mode, not the program. */
+  inMode: boolean;
+  /** Input to the pane is disabled (`select-pane -d`). */
+  inputOff: boolean;
+  width: number;
 }
 
 /** tmux failed; `stderr` says why. */
 export class TmuxError extends Error {
   override name = "TmuxError";
+  /** No server runs on the socket (or it cannot be reached): not a failure of one pane. */
+  get serverDown(): boolean {
+    return /no server running|error connecting|failed to connect|No such file or directory/i.test(
+      this.message,
+    );
+  }
 }
 
 /**
@@ -62,10 +75,16 @@ const PANE_FORMAT = [
   "#{pane_current_command}",
   "#{pane_pid}",
   "#{pane_dead}",
+  "#{pane_synchronized}",
+  "#{pane_in_mode}",
+  "#{pane_input_off}",
+  "#{pane_width}",
 ].join("\t");
 
 function parsePaneLine(line: string): PaneInfo | undefined {
-  const [id, session, position, command, pid, dead] = line.split("\t");
+  const [id, session, position, command, pid, dead, synced, mode, inputOff, width] = line.split(
+    "\t",
+  );
   if (!id?.startsWith("%") || session === undefined) return undefined;
   return {
     id,
@@ -74,15 +93,24 @@ function parsePaneLine(line: string): PaneInfo | undefined {
     command: command ?? "",
     pid: Number(pid),
     dead: dead === "1",
+    synchronized: synced === "1",
+    inMode: mode === "1",
+    inputOff: inputOff === "1",
+    width: Number(width) || 0,
   };
 }
 
 /**
  * Every pane on the server, or those of one target (a session name or a `%pane`). A server that is
- * not running has no panes.
+ * not running has no panes; with `strict`, that throws a {@linkcode TmuxError} instead, so a
+ * watcher can tell "no panes" from "no server".
  */
-export async function listPanes(server: TmuxServer, target?: string): Promise<PaneInfo[]> {
-  if (target?.startsWith("%")) {
+export async function listPanes(
+  server: TmuxServer,
+  target?: string,
+  { strict = false }: { strict?: boolean } = {},
+): Promise<PaneInfo[]> {
+  if (target?.startsWith("%") && !strict) {
     const pane = await paneInfo(server, target);
     return pane ? [pane] : [];
   }
@@ -90,14 +118,16 @@ export async function listPanes(server: TmuxServer, target?: string): Promise<Pa
   try {
     output = await tmux(
       server,
-      target
+      target?.startsWith("%")
+        ? ["display-message", "-p", "-t", target, PANE_FORMAT]
+        : target
         ? ["list-panes", "-s", "-t", `=${target}`, "-F", PANE_FORMAT]
         : ["list-panes", "-a", "-F", PANE_FORMAT],
     );
   } catch (error) {
     if (
-      error instanceof TmuxError &&
-      /no server running|error connecting|can't find/i.test(error.message)
+      error instanceof TmuxError && !strict &&
+      (error.serverDown || /can't find/i.test(error.message))
     ) {
       return [];
     }
@@ -134,6 +164,46 @@ export async function sendLiteral(server: TmuxServer, id: string, text: string):
 /** Presses Enter, on its own, so it arrives as a key and not as part of a paste. */
 export async function sendEnter(server: TmuxServer, id: string): Promise<void> {
   await tmux(server, ["send-keys", "-t", id, "Enter"]);
+}
+
+/** Presses Backspace `count` times (to take back text lifeline typed). */
+export async function sendBackspaces(server: TmuxServer, id: string, count: number): Promise<void> {
+  await tmux(server, ["send-keys", "-t", id, "-N", String(count), "BSpace"]);
+}
+
+/** A running tmux server: its socket and its process. */
+export interface ServerIdentity {
+  socketPath: string;
+  pid: number;
+}
+
+/** Which server answers on `server`'s socket, or null when none runs there. */
+export async function serverIdentity(server: TmuxServer): Promise<ServerIdentity | null> {
+  try {
+    const [path, pid] = (await tmux(server, ["display-message", "-p", "#{socket_path}\t#{pid}"]))
+      .trim().split("\t");
+    return path ? { socketPath: path, pid: Number(pid) } : null;
+  } catch (error) {
+    if (error instanceof TmuxError) return null;
+    throw error;
+  }
+}
+
+/**
+ * The socket a server is reached on, the way tmux itself finds it: `-S` as given, `-L NAME` under
+ * `$TMUX_TMPDIR/tmux-<uid>/`, and otherwise the socket of `$TMUX` (inside a pane) or `default`.
+ * Different ways of naming one server give one path, and different servers different paths.
+ */
+export function expectedSocketPath(
+  server: TmuxServer,
+  env: Readonly<Record<string, string>>,
+  uid: number | null,
+): string {
+  if ("socketPath" in server) return server.socketPath;
+  const dir = `${(env.TMUX_TMPDIR || "/tmp").replace(/\/+$/, "")}/tmux-${uid ?? 0}`;
+  if ("socketName" in server) return `${dir}/${server.socketName}`;
+  const inside = env.TMUX?.split(",")[0];
+  return inside ? inside : `${dir}/default`;
 }
 
 /** True when the server has a session or pane by this name (`has-session`). */

@@ -93,14 +93,19 @@ export type Config = typeof DEFAULT_CONFIG;
  * Built on first use: most hook calls find no config file and never need it (see `lazy.ts`).
  */
 export const configFileSchema = lazy(() => {
-  const seconds = () => z.number().check(z.minimum(0));
-  const count = () => z.int().check(z.minimum(1));
+  // Every duration is bounded: a timer cannot wait longer than 2^31 ms (~24.8 days), and an
+  // interval of months is a typo, not a setting.
+  const seconds = (max: number) => z.number().check(z.minimum(0), z.maximum(max));
+  const count = () => z.int().check(z.minimum(1), z.maximum(1000));
   const names = () => z.array(z.string().check(z.minLength(1))).check(z.minLength(1));
+  const DAY = 86_400;
   return z.strictObject({
     $schema: z.optional(z.string()),
-    hooks: z.optional(z.strictObject({ lockWaitMs: z.optional(z.int().check(z.minimum(0))) })),
+    hooks: z.optional(z.strictObject({
+      lockWaitMs: z.optional(z.int().check(z.minimum(0), z.maximum(60_000))),
+    })),
     mcp: z.optional(z.strictObject({
-      baseSeconds: z.optional(seconds()),
+      baseSeconds: z.optional(seconds(3600)),
       maxAttempts: z.optional(count()),
       jitter: z.optional(z.number().check(z.minimum(0), z.maximum(1))),
     })),
@@ -109,32 +114,34 @@ export const configFileSchema = lazy(() => {
       threshold: z.optional(count()),
       ladder: z.optional(names()),
     })),
-    retry: z.optional(z.strictObject({ foregroundMax: z.optional(z.int().check(z.minimum(0))) })),
+    retry: z.optional(z.strictObject({
+      foregroundMax: z.optional(z.int().check(z.minimum(0), z.maximum(100))),
+    })),
     crash: z.optional(z.strictObject({
-      loopStaleSeconds: z.optional(seconds()),
-      claimStaleMinutes: z.optional(seconds()),
+      loopStaleSeconds: z.optional(seconds(30 * DAY)),
+      claimStaleMinutes: z.optional(seconds(30 * 24 * 60)),
     })),
     stale: z.optional(z.strictObject({
-      afterSeconds: z.optional(seconds()),
-      intervalSeconds: z.optional(z.number().check(z.minimum(1))),
+      afterSeconds: z.optional(seconds(30 * DAY)),
+      intervalSeconds: z.optional(z.number().check(z.minimum(1), z.maximum(DAY))),
     })),
     watch: z.optional(z.strictObject({
-      intervalSeconds: z.optional(z.number().check(z.minimum(1))),
-      resumeMarginSeconds: z.optional(seconds()),
-      staggerSeconds: z.optional(seconds()),
-      nativeMarginSeconds: z.optional(seconds()),
+      intervalSeconds: z.optional(z.number().check(z.minimum(1), z.maximum(DAY))),
+      resumeMarginSeconds: z.optional(seconds(DAY)),
+      staggerSeconds: z.optional(seconds(3600)),
+      nativeMarginSeconds: z.optional(seconds(DAY)),
       agentCommands: z.optional(names()),
-      resumeText: z.optional(z.string().check(z.minLength(1))),
+      resumeText: z.optional(z.string().check(z.minLength(1), z.maxLength(200))),
       maxAttempts: z.optional(count()),
-      transientBackoffSeconds: z.optional(seconds()),
-      verifyDelaySeconds: z.optional(seconds()),
-      keyDelayMs: z.optional(z.int().check(z.minimum(0))),
+      transientBackoffSeconds: z.optional(seconds(DAY)),
+      verifyDelaySeconds: z.optional(seconds(60)),
+      keyDelayMs: z.optional(z.int().check(z.minimum(0), z.maximum(10_000))),
     })),
     breaker: z.optional(z.strictObject({
       threshold: z.optional(count()),
       rollbackAtCount: z.optional(count()),
       stableTagPattern: z.optional(z.string().check(z.minLength(1))),
-      maxIterations: z.optional(count()),
+      maxIterations: z.optional(z.int().check(z.minimum(1), z.maximum(1_000_000))),
     })),
   });
 });

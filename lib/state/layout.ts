@@ -80,6 +80,8 @@ export function sessionPaths(root: string, sessionId: string) {
     outbox: joinPath(dir, "outbox.jsonl"),
     /** Turn events (StopFailure) waiting to be folded into the failure tracker. */
     events: joinPath(dir, "events.jsonl"),
+    /** The last StopFailure (an API error ended a turn), for the watcher. */
+    stopFailure: joinPath(dir, "stop-failure.json"),
     failureTracker: joinPath(dir, "failure-tracker.json"),
     handoffs,
     scavenged: joinPath(handoffs, "scavenged.md"),

@@ -1,33 +1,54 @@
 /**
  * The rate-limit watcher's decisions (spec/error-recovery.md §5.1, reference §8): for one pane,
- * from its record, what the screen shows and the time, what to do now. A pure function of
- * (state, event, now); `commands/watch_tmux.ts` does the capturing and typing around it.
+ * from its record, what its session's records say and what its screen shows, what to do now.
+ * Pure: `decidePane(state, observation, { now, ...settings }) → { state, actions }`; the engine
+ * (`engine.ts`) does the capturing, the last look before each keystroke, and the typing.
+ *
+ * The records say what happened and when it resets; the screen says what a keystroke would hit
+ * now. A resume is decided only for an idle agent at an empty input box, with no prompt, dialog,
+ * busy row or armed native auto-continue on screen, and the engine checks that again before
+ * every keystroke.
  *
  * @module
  */
 
-import { parseResetPhrase, resetWindowMs, resolveReset } from "../claude/reset_time.ts";
-import type { Classification, PaneState } from "../claude/screen.ts";
+import {
+  limitWindowMs,
+  parseResetPhrase,
+  resetWindowMs,
+  resolveReset,
+} from "../claude/reset_time.ts";
+import type { PaneState, ScreenReading } from "../claude/screen.ts";
+import type { RecordSignal } from "./records_policy.ts";
+
+/** Where a decision's facts came from. */
+export type Signal = "records" | "screen" | "both";
 
 /** What the watcher remembers about a pane, persisted between scans and restarts. */
 export interface PaneRecord {
   pane: string;
+  /** The pane's process (pid and start), so a recycled pane id never inherits this record. */
+  identity: string;
   session: string;
   state: PaneState;
-  /** Identifies one limit or error episode: the banner line and its reset. */
+  signal: Signal | null;
+  /** The last decision's reason, as printed (`status` shows it). */
+  reason: string;
+  /** One limit or error episode: its kind and banner. */
   episode: string | null;
   /** When this episode was first seen (epoch ms): the anchor for its reset time. */
   first_seen_at: number | null;
-  /** The reset the banner means (epoch ms), or null. */
+  /** The reset the episode means (epoch ms), or null. */
   reset_at: number | null;
   /** When to act (epoch ms): reset + margin, staggered, or the next retry. */
   resume_at: number | null;
-  /** Resume attempts in this episode. */
+  /** An unreadable reset is looked at again only from this time on (epoch ms). */
+  next_look_at: number | null;
   attempts: number;
   /** This episode was resumed: one resume per pane per reset. */
   resumed: boolean;
   gave_up: boolean;
-  /** Unreadable reset times seen in a row (for the capped re-check backoff). */
+  /** Unreadable reset times seen in a row (for the capped look-again backoff). */
   unparsed: number;
   /** The screen (hash) a refusal or report was made on: not again until it changes. */
   quiet_on: string | null;
@@ -38,45 +59,62 @@ export interface PaneRecord {
   /**
    * Transient API errors resumed in a row: kept across episodes until the agent is seen idle
    * without an error, so an API that keeps failing is retried a bounded number of times.
-   * (Absent in state written by older versions.)
    */
-  api_retries?: number;
+  api_retries: number;
 }
 
-/** What to do with a pane now. */
-export type WatchAction = "none" | "wait" | "resume" | "refuse" | "report";
-
-/** A decision. */
-export interface Decision {
-  record: PaneRecord;
-  action: WatchAction;
-  reason: string;
-  /** How to resume, when the action is `resume`. */
-  keys?: "text" | "enter";
+/** What one scan saw of a pane. */
+export interface PaneObservation {
+  reading: ScreenReading;
+  /** Identifies the screen, so a refusal or report is not repeated until it changes. */
+  screenHash: string;
+  /** What the pane's session records say, or null when no registered session is joined to it. */
+  records: RecordSignal | null;
 }
 
-/** The watcher's settings (from config.watch). */
-export interface WatchPolicy {
+/** Something for the engine to do. */
+export type WatchAction =
+  | { kind: "none"; reason: string }
+  | { kind: "wait"; until: number | null; reason: string }
+  | { kind: "resume"; keys: "text" | "enter"; reason: string }
+  | { kind: "refuse"; reason: string }
+  | { kind: "report"; event: "permanent" | "retries_exhausted" | "gave_up"; reason: string };
+
+/** The watcher's settings (config.watch and retry.foregroundMax), with the time. */
+export interface WatchOptions {
+  now: number;
   resumeMarginSeconds: number;
   nativeMarginSeconds: number;
   transientBackoffSeconds: number;
   maxAttempts: number;
-  /** Resumes after transient API errors in a row before leaving it to the user (retry.foregroundMax). */
+  /** Resumes after transient API errors in a row before leaving it to the user. */
   foregroundRetries: number;
   /** The zone for banners that name none. */
   localZone: string;
 }
 
+/** A decision. */
+export interface PaneDecision {
+  state: PaneRecord;
+  actions: WatchAction[];
+  /** The state and the signal to report (the screen's state, or the records' when they lead). */
+  shown: { state: PaneState; signal: Signal | null; resetAt: number | null };
+}
+
 /** A fresh record for a pane. */
-export function newRecord(pane: string, session: string): PaneRecord {
+export function newRecord(pane: string, session: string, identity = ""): PaneRecord {
   return {
     pane,
+    identity,
     session,
     state: "normal",
+    signal: null,
+    reason: "",
     episode: null,
     first_seen_at: null,
     reset_at: null,
     resume_at: null,
+    next_look_at: null,
     attempts: 0,
     resumed: false,
     gave_up: false,
@@ -90,172 +128,328 @@ export function newRecord(pane: string, session: string): PaneRecord {
 
 /** Longest wait between looks at an unreadable reset, and between transient retries. */
 const MAX_BACKOFF_MS = 30 * 60_000;
+/** Two readings of one reset (a banner, then the records) differ by at most this. */
+const SAME_RESET_MS = 2 * 60_000;
 
 function capped(baseMs: number, exponent: number): number {
   return Math.min(MAX_BACKOFF_MS, baseMs * 2 ** exponent);
 }
 
-function iso(ms: number | null): string {
+/** `2026-11-30T15:01:00Z`, for reasons. */
+export function isoMinute(ms: number | null): string {
   return ms === null ? "?" : new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
 }
 
-/** Starts a new episode when the banner (or error) is not the one on record. */
-function withEpisode(record: PaneRecord, c: Classification, now: number): PaneRecord {
-  const kind = c.state === "native_autocontinue" ? "usage_limit" : c.state;
-  const episode = JSON.stringify([kind, c.signature ?? "", c.resetText ?? ""]);
-  if (record.episode === episode) return { ...record, state: c.state };
-  // The banner with the client's auto-continue armed, then the same banner after Esc cancelled
-  // it: one episode, one anchor.
-  const previous = record.episode === null ? null : JSON.parse(record.episode) as string[];
-  if (previous?.[0] === "usage_limit" && kind === "usage_limit" && previous[1] === c.signature) {
-    return { ...record, state: c.state, episode, resume_at: null };
+/** What the screen and the records, together, say the pane is in. */
+interface Judgement {
+  state: PaneState;
+  signal: Signal;
+  rule: string;
+  banner: string;
+  resetText: string | null;
+  /** A reset the records give as an instant. */
+  resetAt: number | null;
+  limitKind: string;
+  keys: "text" | "enter";
+  /** The screen's layout was not recognised (records lead, the screen cannot confirm). */
+  unsure: boolean;
+}
+
+const SCREEN_FIRST: readonly PaneState[] = ["dangerous_prompt", "busy", "limit_menu", "permanent"];
+
+function judge(reading: ScreenReading, records: RecordSignal | null): Judgement {
+  const fromScreen: Judgement = {
+    state: reading.state,
+    signal: "screen",
+    rule: reading.rule,
+    banner: reading.banner ?? "",
+    resetText: reading.resetText ?? null,
+    resetAt: null,
+    limitKind: reading.limitKind ?? "5-hour",
+    keys: reading.keys ?? "text",
+    unsure: false,
+  };
+  if (!records || records.kind === "none" || SCREEN_FIRST.includes(reading.state)) {
+    return fromScreen;
+  }
+  if (reading.state === "usage_limit" || reading.state === "native_autocontinue") {
+    if (records.kind !== "limited") return fromScreen;
+    const native = reading.state === "native_autocontinue" || records.native === "armed";
+    return {
+      ...fromScreen,
+      state: native ? "native_autocontinue" : "usage_limit",
+      signal: "both",
+      resetAt: records.resetAt,
+      limitKind: records.limitKind,
+    };
+  }
+  if (reading.state === "transient_api_error") {
+    return records.kind === "transient" ? { ...fromScreen, signal: "both" } : fromScreen;
+  }
+  // The screen shows nothing to act on: the records lead, when they say something happened.
+  if (records.kind === "limited") {
+    return {
+      state: records.native === "armed" ? "native_autocontinue" : "usage_limit",
+      signal: "records",
+      rule: `the session's records: ${records.text || "a usage limit"}`,
+      banner: records.text,
+      resetText: null,
+      resetAt: records.resetAt,
+      limitKind: records.limitKind,
+      keys: "text",
+      unsure: !reading.confident,
+    };
+  }
+  if (records.kind === "transient" && reading.confident && reading.idle) {
+    return {
+      ...fromScreen,
+      state: "transient_api_error",
+      signal: "records",
+      rule: `the session's records: ${records.text || records.error}`,
+      banner: records.text || records.error,
+    };
+  }
+  if (records.kind === "permanent") {
+    return {
+      ...fromScreen,
+      state: "permanent",
+      signal: "records",
+      rule: `the session's records: ${records.text || records.error}`,
+      banner: records.text || records.error,
+    };
+  }
+  return fromScreen;
+}
+
+/** The reset a judgement means, anchored to when its episode was first seen. */
+function resetOf(j: Judgement, anchorMs: number, localZone: string): number | null {
+  if (j.resetAt !== null) return j.resetAt;
+  const phrase = j.resetText ? parseResetPhrase(j.resetText) : null;
+  return phrase
+    ? resolveReset(phrase, { anchorMs, localZone, windowMs: resetWindowMs(j.limitKind) })
+    : null;
+}
+
+/** Continues the record's episode, or starts a new one when this is another limit or error. */
+function withEpisode(record: PaneRecord, j: Judgement, options: WatchOptions): PaneRecord {
+  const family = j.state === "transient_api_error" ? "transient" : "limit";
+  const ongoing = record.episode !== null && JSON.parse(record.episode)[0] === family;
+  if (ongoing) {
+    const reset = family === "limit" ? resetOf(j, record.first_seen_at!, options.localZone) : null;
+    const sameReset = reset !== null && record.reset_at !== null &&
+      Math.abs(reset - record.reset_at) <= SAME_RESET_MS;
+    const sameBanner = JSON.parse(record.episode!)[1] === j.banner;
+    // The banner with auto-continue armed, then cancelled; the banner, then (scrolled away) the
+    // records: one episode, one anchor, one resume.
+    if (sameReset || (reset === null && sameBanner) || (family === "transient" && sameBanner)) {
+      // Auto-continue armed, then cancelled (or re-armed): the same reset, another margin.
+      const replan =
+        (record.state === "native_autocontinue") !== (j.state === "native_autocontinue");
+      return {
+        ...record,
+        state: j.state,
+        signal: j.signal,
+        ...(replan ? { resume_at: null } : {}),
+      };
+    }
   }
   return {
-    ...newRecord(record.pane, record.session),
-    state: c.state,
-    episode,
-    first_seen_at: now,
-    api_retries: record.api_retries ?? 0,
+    ...newRecord(record.pane, record.session, record.identity),
+    state: j.state,
+    signal: j.signal,
+    episode: JSON.stringify([family, j.banner]),
+    first_seen_at: options.now,
+    api_retries: record.api_retries,
   };
 }
 
-/**
- * Decides what to do with a pane. `c` is this scan's reading of it and `screenHash` identifies
- * the screen, so a refusal or report is not repeated until something changes.
- */
-export function decide(
+function decision(
+  state: PaneRecord,
+  action: WatchAction,
+  shown: PaneDecision["shown"],
+): PaneDecision {
+  return { state: { ...state, reason: action.reason }, actions: [action], shown };
+}
+
+/** Decides what to do with a pane now. */
+export function decidePane(
   current: PaneRecord,
-  c: Classification,
-  screenHash: string,
-  now: number,
-  policy: WatchPolicy,
-): Decision {
+  observation: PaneObservation,
+  options: WatchOptions,
+): PaneDecision {
+  const { reading, screenHash } = observation;
+  const j = judge(reading, observation.records);
+  const shown = { state: j.state, signal: j.signal, resetAt: current.reset_at };
   const quiet = current.quiet_on === screenHash;
-  switch (c.state) {
+  switch (j.state) {
     case "normal":
     case "busy": {
-      // The banner went away (the agent resumed, by us or otherwise): the episode is over. The
-      // run of API retries ends only when the agent is idle without an error, not while it works.
-      const record = {
-        ...newRecord(current.pane, current.session),
-        state: c.state,
-        api_retries: c.state === "busy" ? current.api_retries ?? 0 : 0,
+      // The episode is over (the agent resumed, by us or otherwise). The run of API retries ends
+      // only when the agent is idle without an error, not while it works.
+      const state = {
+        ...newRecord(current.pane, current.session, current.identity),
+        state: j.state,
+        signal: j.signal,
+        api_retries: j.state === "busy" ? current.api_retries : 0,
       };
-      return {
-        record,
-        action: "none",
-        reason: c.state === "busy" ? `busy (${c.reason})` : c.reason,
-      };
+      return decision(state, { kind: "none", reason: j.rule }, { ...shown, resetAt: null });
     }
     case "dangerous_prompt":
-      return {
-        record: { ...current, state: c.state },
-        action: "none",
-        reason: `${c.reason} on screen: never typed into`,
-      };
+      return decision(
+        { ...current, state: j.state, signal: j.signal },
+        { kind: "none", reason: `${j.rule} on screen: never typed into` },
+        shown,
+      );
     case "permanent": {
-      const record = { ...current, state: c.state, quiet_on: screenHash };
-      return quiet ? { record, action: "none", reason: `${c.reason}: reported already` } : {
-        record,
-        action: "report",
-        reason: `${c.reason}: waiting will not fix it; needs the user`,
-      };
+      const state = { ...current, state: j.state, signal: j.signal, quiet_on: screenHash };
+      return quiet
+        ? decision(state, { kind: "none", reason: `${j.rule}: reported already` }, shown)
+        : decision(state, {
+          kind: "report",
+          event: "permanent",
+          reason: `${j.rule}: waiting will not fix it; needs the user`,
+        }, shown);
     }
     case "limit_menu":
-      if (c.keys !== "enter") {
-        return {
-          record: { ...current, state: c.state },
-          action: "none",
-          reason: `${c.reason}: not the safe choice, never typed into`,
-        };
+      if (j.keys !== "enter") {
+        return decision(
+          { ...current, state: j.state, signal: j.signal },
+          { kind: "none", reason: `${j.rule}: not the safe choice, never typed into` },
+          shown,
+        );
       }
   }
-  // usage_limit, native_autocontinue, transient_api_error, and the limit menu on its safe choice.
-  let record = withEpisode(current, c, now);
-  if (record.resumed) return { record, action: "none", reason: "already resumed for this reset" };
+  return decideEpisode(withEpisode(current, j, options), j, observation, options, quiet);
+}
+
+/** A usage limit, the client's own auto-continue, a transient error, or the limit menu's safe choice. */
+function decideEpisode(
+  start: PaneRecord,
+  j: Judgement,
+  { reading, screenHash }: PaneObservation,
+  options: WatchOptions,
+  quiet: boolean,
+): PaneDecision {
+  const { now } = options;
+  let record = start;
+  const shown = () => ({ state: j.state, signal: j.signal, resetAt: record.reset_at });
+  if (record.resumed) {
+    return decision(record, { kind: "none", reason: "already resumed for this reset" }, shown());
+  }
   if (record.gave_up) {
-    return { record, action: "none", reason: `gave up after ${record.attempts} attempts` };
-  }
-  const retries = record.api_retries ?? 0;
-  if (c.state === "transient_api_error" && retries >= policy.foregroundRetries) {
-    // Foreground work retries a failing API a few times, then stops adding load (spec §5.7).
-    return {
-      record: { ...record, gave_up: true, quiet_on: screenHash },
-      action: "report",
-      reason:
-        `${c.reason} again after ${retries} resumes in a row; needs the user (or another model)`,
-    };
-  }
-  if (quiet && record.refusal) {
-    return {
+    return decision(
       record,
-      action: "none",
-      reason: `refused before (${record.refusal}); screen unchanged`,
-    };
+      { kind: "none", reason: `gave up after ${record.attempts} attempts; needs the user` },
+      shown(),
+    );
+  }
+  if (j.state === "transient_api_error" && record.api_retries >= options.foregroundRetries) {
+    // Foreground work retries a failing API a few times, then stops adding load (spec §5.7).
+    record = { ...record, gave_up: true, quiet_on: screenHash };
+    return decision(record, {
+      kind: "report",
+      event: "retries_exhausted",
+      reason: `${j.rule} again after ${record.api_retries} resumes in a row; ` +
+        "needs the user (or another model)",
+    }, shown());
+  }
+  if (record.next_look_at !== null && now < record.next_look_at) {
+    return decision(record, {
+      kind: "wait",
+      until: record.next_look_at,
+      reason: `reset time not understood (${JSON.stringify(j.resetText ?? "")}); ` +
+        `next look at ${isoMinute(record.next_look_at)}`,
+    }, shown());
   }
   if (record.resume_at === null) {
-    const planned = plan(record, c, now, policy);
-    if ("wait" in planned) {
-      return { record: { ...record, ...planned.record }, action: "wait", reason: planned.wait };
+    if (j.state === "transient_api_error") {
+      record = {
+        ...record,
+        resume_at: record.first_seen_at! +
+          capped(options.transientBackoffSeconds * 1000, record.attempts),
+      };
+    } else {
+      const reset = resetOf(j, record.first_seen_at!, options.localZone);
+      if (reset === null) {
+        // Never type blindly: look again later, less and less often.
+        const unparsed = record.unparsed + 1;
+        const next = now + capped(60_000, unparsed - 1);
+        record = { ...record, unparsed, next_look_at: next };
+        return decision(record, {
+          kind: "wait",
+          until: next,
+          reason: `reset time not understood (${JSON.stringify(j.resetText ?? "")}); ` +
+            `next look at ${isoMinute(next)}`,
+        }, shown());
+      }
+      const margin = j.state === "native_autocontinue"
+        ? options.nativeMarginSeconds
+        : options.resumeMarginSeconds;
+      record = {
+        ...record,
+        reset_at: reset,
+        resume_at: reset + margin * 1000,
+        unparsed: 0,
+        next_look_at: null,
+      };
     }
-    record = { ...record, ...planned };
   }
-  const reason = describeWait(record, c);
+  if (record.reset_at !== null && now - record.reset_at > limitWindowMs(j.limitKind)) {
+    return decision(
+      { ...record, state: "normal" },
+      {
+        kind: "none",
+        reason: `a stale banner: its reset (${isoMinute(record.reset_at)}) passed more than ` +
+          `the ${j.limitKind} limit's window ago; not a limit`,
+      },
+      { ...shown(), state: "normal" },
+    );
+  }
   if (now < record.resume_at!) {
-    return { record, action: "wait", reason: `${reason}; resume at ${iso(record.resume_at)}` };
+    const reason = j.state === "native_autocontinue"
+      ? `the client continues by itself at ${isoMinute(record.reset_at)}; left alone until ` +
+        isoMinute(record.resume_at)
+      : j.state === "transient_api_error"
+      ? `${j.rule}: resume after a backoff, at ${isoMinute(record.resume_at)}`
+      : `limited until ${isoMinute(record.reset_at)}; resume at ${isoMinute(record.resume_at)}`;
+    return decision(record, { kind: "wait", until: record.resume_at, reason }, shown());
   }
-  return { record, action: "resume", reason, keys: c.keys ?? "text" };
-}
-
-/** When to act on a new episode, or why it cannot be planned yet. */
-function plan(
-  record: PaneRecord,
-  c: Classification,
-  now: number,
-  policy: WatchPolicy,
-): Partial<PaneRecord> | { wait: string; record: Partial<PaneRecord> } {
-  const anchor = record.first_seen_at ?? now;
-  if (c.state === "transient_api_error") {
-    return {
-      reset_at: null,
-      resume_at: anchor + capped(policy.transientBackoffSeconds * 1000, record.attempts),
-    };
+  if (quiet && record.refusal) {
+    return decision(
+      record,
+      { kind: "none", reason: `refused before (${record.refusal}); screen unchanged` },
+      shown(),
+    );
   }
-  const phrase = c.resetText ? parseResetPhrase(c.resetText) : null;
-  const reset = phrase
-    ? resolveReset(phrase, {
-      anchorMs: anchor,
-      localZone: policy.localZone,
-      windowMs: resetWindowMs(c.limitKind),
-    })
+  const refusal = j.unsure
+    ? "the records say limited, but the screen cannot be read with confidence"
+    : j.keys === "enter" && j.state === "limit_menu"
+    ? null
+    : !reading.idle
+    ? reading.input === null
+      ? "no input box on screen"
+      : `the input box holds text (${JSON.stringify(reading.input.slice(0, 40))}): never typed into`
     : null;
-  if (reset === null) {
-    // Never type blindly: look again later, less and less often.
-    const unparsed = record.unparsed + 1;
-    return {
-      wait: `reset time not understood (${JSON.stringify(c.resetText ?? "")}); look again in ${
-        Math.round(capped(60_000, unparsed - 1) / 1000)
-      }s`,
-      record: { unparsed },
-    };
+  if (refusal) {
+    return decision(
+      refused(record, refusal, screenHash),
+      { kind: "refuse", reason: refusal },
+      shown(),
+    );
   }
-  const margin = c.state === "native_autocontinue"
-    ? policy.nativeMarginSeconds
-    : policy.resumeMarginSeconds;
-  return { reset_at: reset, resume_at: reset + margin * 1000, unparsed: 0 };
+  const what = j.state === "native_autocontinue"
+    ? `the client's own continue did not come by ${isoMinute(record.resume_at)}`
+    : j.state === "transient_api_error"
+    ? `${j.rule}: backoff over`
+    : j.state === "limit_menu"
+    ? 'the limit menu is on "Stop and wait for limit to reset"'
+    : `the limit reset at ${isoMinute(record.reset_at)}`;
+  return decision(record, { kind: "resume", keys: j.keys, reason: what }, shown());
 }
 
-function describeWait(record: PaneRecord, c: Classification): string {
-  if (c.state === "native_autocontinue") {
-    return `the client continues by itself at ${c.resetText}; left alone until well after`;
-  }
-  if (c.state === "transient_api_error") return `${c.reason}: resume after a backoff`;
-  return `limited until ${iso(record.reset_at)} (${c.resetText})`;
-}
-
-/** The record after a refusal at the last check before typing. */
+/** The record after a refusal at the last look before typing. */
 export function refused(record: PaneRecord, reason: string, screenHash: string): PaneRecord {
-  return { ...record, refusal: reason, quiet_on: screenHash };
+  return { ...record, refusal: reason, quiet_on: screenHash, reason };
 }
 
 /**
@@ -264,18 +458,24 @@ export function refused(record: PaneRecord, reason: string, screenHash: string):
  */
 export function afterAttempt(
   record: PaneRecord,
-  { ok, what, now }: { ok: boolean; what: string; now: number },
-  policy: Pick<WatchPolicy, "maxAttempts">,
+  { ok, what }: { ok: boolean; what: string },
+  { now, maxAttempts }: { now: number; maxAttempts: number },
 ): PaneRecord {
   const attempts = record.attempts + 1;
   const tried = [...record.tried, what].slice(-10);
   if (ok) {
-    const api_retries = (record.api_retries ?? 0) +
-      (record.state === "transient_api_error" ? 1 : 0);
-    return { ...record, attempts, tried, resumed: true, api_retries };
+    const api_retries = record.api_retries + (record.state === "transient_api_error" ? 1 : 0);
+    return { ...record, attempts, tried, resumed: true, api_retries, reason: what };
   }
-  const gave_up = attempts >= policy.maxAttempts;
-  return { ...record, attempts, tried, gave_up, resume_at: now + capped(30_000, attempts - 1) };
+  const gave_up = attempts >= maxAttempts;
+  return {
+    ...record,
+    attempts,
+    tried,
+    gave_up,
+    reason: what,
+    resume_at: now + capped(30_000, attempts - 1),
+  };
 }
 
 /**
@@ -284,9 +484,8 @@ export function afterAttempt(
  * Records are taken in order of their resume time (then pane id) so the result is stable.
  */
 export function stagger(
-  records: PaneRecord[],
-  staggerMs: number,
-  random: () => number,
+  records: readonly PaneRecord[],
+  { staggerMs, random }: { staggerMs: number; random: () => number },
 ): PaneRecord[] {
   const pending = records
     .filter((r) => r.resume_at !== null && !r.resumed && !r.gave_up)
@@ -302,4 +501,32 @@ export function stagger(
     previous = at;
   }
   return records.map((r) => (moved.has(r.pane) ? { ...r, resume_at: moved.get(r.pane)! } : r));
+}
+
+/**
+ * Why a keystroke must not be sent to a pane showing `reading`, or null. `expect` is what the
+ * input box must hold: "" before the resume text (an empty box, or a placeholder), the resume
+ * text itself before Enter.
+ */
+export function keystrokeRefusal(
+  reading: ScreenReading,
+  { expect, keys }: { expect: string; keys: "text" | "enter" },
+): string | null {
+  if (reading.state === "dangerous_prompt") return `${reading.rule} on screen`;
+  if (reading.state === "busy") return `the agent is busy (${reading.rule})`;
+  if (reading.state === "native_autocontinue") {
+    return "the client's own auto-continue is armed: typing would cancel it";
+  }
+  if (reading.state === "limit_menu") {
+    return keys === "enter" && reading.keys === "enter" && expect === ""
+      ? null
+      : `${reading.rule}: not the safe choice`;
+  }
+  if (!reading.confident || reading.input === null) return "no input box on screen";
+  if (reading.input !== expect) {
+    return expect === ""
+      ? `the input box holds text (${JSON.stringify(reading.input.slice(0, 40))})`
+      : `the input box holds ${JSON.stringify(reading.input.slice(0, 40))}, not the resume text`;
+  }
+  return null;
 }

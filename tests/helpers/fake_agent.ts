@@ -5,8 +5,12 @@
  *
  *   fake_agent.ts <screen-file> <log-file>
  *
- * The screen is redrawn whenever the file changes. When Enter arrives and
- * `<screen-file>.after-enter` exists, that screen replaces it (the agent resumes).
+ * Like the client, it echoes typed text into its input box (the line that starts with `❯` and a
+ * no-break space) and takes Backspace. The screen is redrawn whenever the file changes. Files
+ * beside the screen file script what happens next:
+ *   `<screen-file>.after-enter`      replaces the screen when Enter arrives (the agent resumes);
+ *   `<screen-file>.on-first-key`     replaces it when the first byte arrives (a prompt that
+ *                                    appears while the watcher types).
  *
  * Run it as `exec -a claude deno run …` so tmux reports the pane's command as `claude`.
  *
@@ -16,30 +20,50 @@
 const [screenFile, logFile] = Deno.args as [string, string];
 const encoder = new TextEncoder();
 let shown = "";
+let drawn = "";
+let input = "";
+let keys = 0;
+
+/** The screen with the input box showing what was typed so far. */
+function withInput(text: string): string {
+  if (input === "") return text;
+  return text.replace(/^❯\u00a0.*$/m, `❯\u00a0${input}`);
+}
 
 function draw(text: string): void {
   shown = text;
+  const frame = withInput(text);
+  if (frame === drawn) return;
+  drawn = frame;
   // Home, clear, then the screen without its final newline (so a full screen does not scroll).
   Deno.stdout.writeSync(
-    encoder.encode("\x1b[H\x1b[2J" + text.replace(/\n$/, "").replace(/\n/g, "\r\n")),
+    encoder.encode("\x1b[H\x1b[2J" + frame.replace(/\n$/, "").replace(/\n/g, "\r\n")),
   );
 }
 
-async function readScreen(): Promise<string> {
+async function readScreen(path = screenFile): Promise<string | undefined> {
   try {
-    return await Deno.readTextFile(screenFile);
+    return await Deno.readTextFile(path);
   } catch {
-    return shown;
+    return undefined;
   }
 }
 
+async function switchTo(path: string): Promise<boolean> {
+  const next = await readScreen(path);
+  if (next === undefined) return false;
+  await Deno.writeTextFile(screenFile, next);
+  draw(next);
+  return true;
+}
+
 if (Deno.stdin.isTerminal()) Deno.stdin.setRaw(true);
-draw(await readScreen());
+draw(await readScreen() ?? "");
 
 (async () => {
   for (;;) {
     await new Promise((resolve) => setTimeout(resolve, 100));
-    const text = await readScreen();
+    const text = await readScreen() ?? shown;
     if (text !== shown) draw(text);
   }
 })();
@@ -52,13 +76,17 @@ for (;;) {
   await Deno.writeTextFile(logFile, JSON.stringify({ at: Date.now(), text }) + "\n", {
     append: true,
   });
-  if (text.includes("\r")) {
-    try {
-      const next = await Deno.readTextFile(`${screenFile}.after-enter`);
-      await Deno.writeTextFile(screenFile, next);
-      draw(next);
-    } catch {
-      // No next screen: keep showing this one.
+  if (keys++ === 0) await switchTo(`${screenFile}.on-first-key`);
+  for (const char of text) {
+    if (char === "\r") {
+      input = "";
+      if (!(await switchTo(`${screenFile}.after-enter`))) draw(shown);
+    } else if (char === "\x7f" || char === "\b") {
+      input = [...input].slice(0, -1).join("");
+      draw(shown);
+    } else if (char >= " ") {
+      input += char;
+      draw(shown);
     }
   }
 }

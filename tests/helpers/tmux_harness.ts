@@ -1,5 +1,6 @@
 /**
- * A private tmux server for one test, with fake agents in 160x50 panes (see fake_agent.ts).
+ * A private tmux server for one test, with fake agents in panes of any size (160x50 unless a
+ * test asks otherwise; see fake_agent.ts).
  * Never touches the default server.
  *
  * @module
@@ -30,6 +31,18 @@ async function tmux(socket: string, args: string[]): Promise<string> {
   return new TextDecoder().decode(result.stdout);
 }
 
+/** How a fake agent starts. */
+export interface AgentOptions {
+  /** The screen it shows once Enter arrives. */
+  afterEnter?: string;
+  /** The screen it shows once the first byte arrives. */
+  onFirstKey?: string;
+  /** The name tmux reports as the pane's command (`claude` by default). */
+  command?: string;
+  width?: number;
+  height?: number;
+}
+
 /** A tmux server of its own, in `dir`. Call `close()` when done. */
 export class TmuxHarness {
   readonly socket = `lifeline-test-${crypto.randomUUID().slice(0, 8)}`;
@@ -37,34 +50,75 @@ export class TmuxHarness {
   constructor(readonly dir: string) {}
 
   /** Starts a fake agent showing `screen` in a new session, and waits until it is drawn. */
-  async addAgent(
-    screen: string,
-    { afterEnter, command = "claude" }: { afterEnter?: string; command?: string } = {},
-  ): Promise<AgentPane> {
+  async addAgent(screen: string, options: AgentOptions = {}): Promise<AgentPane> {
+    const { width = 160, height = 50 } = options;
     const session = `agent${this.#count++}`;
-    const screenFile = `${this.dir}/${session}.screen`;
-    const logFile = `${this.dir}/${session}.log`;
-    await Deno.writeTextFile(screenFile, screen);
-    if (afterEnter !== undefined) await Deno.writeTextFile(`${screenFile}.after-enter`, afterEnter);
-    const agent =
-      `exec -a ${command} '${Deno.execPath()}' run --quiet --allow-read --allow-write ` +
-      `'${REPO_DIR}/tests/helpers/fake_agent.ts' '${screenFile}' '${logFile}'`;
+    const files = await this.#agentFiles(session, screen, options);
     await tmux(this.socket, [
       "new-session",
       "-d",
       "-s",
       session,
       "-x",
-      "160",
+      String(width),
       "-y",
-      "50",
-      `bash -c "${agent}"`,
+      String(height),
+      this.#agentCommand(files, options.command ?? "claude"),
     ]);
     const id = (await tmux(this.socket, ["list-panes", "-t", `=${session}`, "-F", "#{pane_id}"]))
       .trim();
-    const pane = { id, session, screenFile, logFile };
+    const pane = { id, session, ...files };
     await this.waitForScreen(pane, firstWords(screen));
     return pane;
+  }
+
+  /** Starts another fake program in the same window as `beside`, side by side (`split -h`). */
+  async splitAgent(
+    beside: AgentPane,
+    screen: string,
+    options: AgentOptions = {},
+  ): Promise<AgentPane> {
+    const name = `${beside.session}-split${this.#count++}`;
+    const files = await this.#agentFiles(name, screen, options);
+    const id = (await tmux(this.socket, [
+      "split-window",
+      "-h",
+      "-d",
+      "-P",
+      "-F",
+      "#{pane_id}",
+      "-t",
+      beside.id,
+      this.#agentCommand(files, options.command ?? "claude"),
+    ])).trim();
+    const pane = { id, session: beside.session, ...files };
+    await this.waitForScreen(pane, firstWords(screen));
+    return pane;
+  }
+
+  /** Runs a tmux command on this harness's server. */
+  run(args: string[]): Promise<string> {
+    return tmux(this.socket, args);
+  }
+
+  async #agentFiles(name: string, screen: string, options: AgentOptions) {
+    const screenFile = `${this.dir}/${name}.screen`;
+    const logFile = `${this.dir}/${name}.log`;
+    await Deno.writeTextFile(screenFile, screen);
+    if (options.afterEnter !== undefined) {
+      await Deno.writeTextFile(`${screenFile}.after-enter`, options.afterEnter);
+    }
+    if (options.onFirstKey !== undefined) {
+      await Deno.writeTextFile(`${screenFile}.on-first-key`, options.onFirstKey);
+    }
+    return { screenFile, logFile };
+  }
+
+  #agentCommand(files: { screenFile: string; logFile: string }, command: string): string {
+    const agent =
+      `exec -a ${command} '${Deno.execPath()}' run --quiet --allow-read --allow-write ` +
+      `'${REPO_DIR}/tests/helpers/fake_agent.ts' '${files.screenFile}' '${files.logFile}'`;
+    return `bash -c "${agent}"`;
   }
 
   /** Replaces what a pane shows, and waits until it is drawn. */
@@ -108,8 +162,17 @@ export class TmuxHarness {
     return (await tmux(this.socket, ["list-sessions", "-F", "#{socket_path}"])).split("\n")[0]!;
   }
 
+  /** Kills the server and waits until it is gone (a new one can then start on the socket). */
   async close(): Promise<void> {
     await tmux(this.socket, ["kill-server"]).catch(() => {});
+    for (let i = 0; i < 100; i++) {
+      try {
+        await tmux(this.socket, ["list-sessions"]);
+      } catch (error) {
+        if (/no server running|error connecting/i.test(String(error))) return;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
   }
 }
 

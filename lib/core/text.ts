@@ -1,0 +1,17 @@
+/**
+ * Small text helpers shared by every capability.
+ *
+ * @module
+ */
+
+/** A short stable hash (32-bit FNV-1a, hex) of `text`: to notice a change, or to name a file. */
+export function shortHash(text: string): string {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+  return (h >>> 0).toString(16).padStart(8, "0");
+}
+
+/** A compact UTC time for file and ref names: `20261130T185600Z`. */
+export function compactStamp(ms: number): string {
+  return new Date(ms).toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");
+}

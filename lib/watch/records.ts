@@ -1,0 +1,129 @@
+/**
+ * The I/O behind the watcher's first signal: which registered session runs in a pane
+ * (`sessions/<id>/session.json`, written by `hook heartbeat`), and what its records say: the
+ * StopFailure `hook track` kept and the transcript's last 256 KiB, read without a lock and
+ * tolerant of a torn last line and of a missing or lagging file.
+ *
+ * @module
+ */
+
+import { readTailLines } from "../claude/transcript.ts";
+import { joinPath } from "../core/path.ts";
+import { descendsFrom, lookupProcess } from "../host/proc.ts";
+import type { PaneInfo, ServerIdentity } from "../host/tmux.ts";
+import { type SessionRecord, sessionRecordCodec } from "../sessions/registry.ts";
+import { projectPaths, sessionPaths, validateName } from "../state/layout.ts";
+import { readState } from "../state/store.ts";
+import {
+  readTranscriptTail,
+  type RecordSignal,
+  recordSignal,
+  type StopFailureRecord,
+} from "./records_policy.ts";
+
+/** How much of a transcript's end is read. */
+export const TRANSCRIPT_TAIL_BYTES = 256 << 10;
+
+/** A registered session joined to the pane it runs in. */
+export interface JoinedSession {
+  root: string;
+  sessionId: string;
+  record: SessionRecord;
+}
+
+/** Every registered session of the roots that names a tmux pane, read once per scan. */
+export async function registeredPanes(
+  roots: readonly string[],
+): Promise<{ root: string; record: SessionRecord }[]> {
+  const found: { root: string; record: SessionRecord }[] = [];
+  for (const root of roots) {
+    const dir = projectPaths(root).sessions;
+    let names: string[];
+    try {
+      names = [];
+      for await (const entry of Deno.readDir(dir)) if (entry.isDirectory) names.push(entry.name);
+    } catch {
+      continue; // no sessions yet
+    }
+    for (const name of names) {
+      try {
+        validateName("session id", name);
+      } catch {
+        continue; // not a directory lifeline made
+      }
+      try {
+        const read = await readState(joinPath(dir, name, "session.json"), sessionRecordCodec);
+        if (read.kind === "ok" && read.value.tmux_pane) found.push({ root, record: read.value });
+      } catch {
+        // Unreadable: that session is not joined; the others still are.
+      }
+    }
+  }
+  return found;
+}
+
+async function sameSocket(a: string, b: string): Promise<boolean> {
+  if (a === b) return true;
+  const real = async (path: string) => await Deno.realPath(path).catch(() => path);
+  return await real(a) === await real(b);
+}
+
+/**
+ * The registered session that runs in `pane`: it names this pane on this server, and its agent
+ * process still runs inside the pane. A record whose pane id now belongs to another process is
+ * not joined (pane ids are recycled when a server restarts). The newest sighting wins.
+ */
+export async function joinSession(
+  pane: PaneInfo,
+  server: ServerIdentity,
+  registered: readonly { root: string; record: SessionRecord }[],
+): Promise<JoinedSession | null> {
+  const candidates = [];
+  for (const { root, record } of registered) {
+    if (record.tmux_pane !== pane.id || !record.tmux_socket) continue;
+    if (!(await sameSocket(record.tmux_socket, server.socketPath))) continue;
+    if (typeof record.agent_pid === "number") {
+      const inside = await descendsFrom(record.agent_pid, pane.pid);
+      if (inside === false) continue;
+      if (inside === null && (await lookupProcess(record.agent_pid)).kind === "gone") continue;
+    }
+    candidates.push({ root, sessionId: record.session_id, record });
+  }
+  candidates.sort((a, b) => b.record.last_seen.localeCompare(a.record.last_seen));
+  return candidates[0] ?? null;
+}
+
+async function readStopFailure(path: string): Promise<StopFailureRecord | null> {
+  try {
+    const text = await Deno.readTextFile(path);
+    const value = JSON.parse(text.slice(0, 64 << 10));
+    if (typeof value?.ts !== "string" || typeof value?.error !== "string") return null;
+    return {
+      ts: value.ts,
+      error: value.error,
+      ...(typeof value.message === "string" ? { message: value.message.slice(0, 2000) } : {}),
+    };
+  } catch {
+    return null; // missing, being replaced, or not ours: no record
+  }
+}
+
+/** What a joined session's records say. */
+export async function readRecords(
+  joined: JoinedSession,
+  { localZone }: { localZone: string },
+): Promise<RecordSignal> {
+  const stopFailure = await readStopFailure(
+    sessionPaths(joined.root, joined.sessionId).stopFailure,
+  );
+  let tail = null;
+  const transcript = joined.record.transcript_path;
+  if (transcript) {
+    try {
+      tail = readTranscriptTail(await readTailLines(transcript, TRANSCRIPT_TAIL_BYTES));
+    } catch {
+      tail = null; // missing or unreadable: the StopFailure record alone
+    }
+  }
+  return recordSignal(stopFailure, tail, { localZone });
+}
