@@ -2,6 +2,8 @@
 // every byte they receive, and a clock the test moves. Each case of the watcher-safety issue
 // (a keystroke that reached the wrong target, a fault that stopped recovery) is one test here.
 import assert from "node:assert/strict";
+import { CORPUS_DIR } from "./helpers/corpus.ts";
+import { transcriptPath } from "./helpers/fixtures.ts";
 import { agentScreen, clockTime, dialogScreen } from "./helpers/screens.ts";
 import { type AgentPane, type TmuxHarness, withTmux } from "./helpers/tmux_harness.ts";
 import { withTempDir } from "./helpers/temp.ts";
@@ -364,5 +366,132 @@ tmuxTest(
     assert.ok(run.logs.filter((l) => l.entry.pane === registered.id).every((l) => l.root === root));
     assert.ok(run.logs.filter((l) => l.entry.pane === lone.id).every((l) => l.root === null));
     assert.ok(run.logs.some((l) => l.entry.pane === lone.id && l.entry.result === "resumed"));
+  },
+);
+
+// ---------------------------------------------------------------------------------------------
+// The session's records first, the screen gating every keystroke, on the real client's screens.
+
+const corpusScreen = (name: string) => Deno.readTextFile(`${CORPUS_DIR}/probe/${name}.txt`);
+
+tmuxTest(
+  "a real 80x24 capture with a status line is resumed once after its reset; its armed twin is left alone",
+  async (_dir, tmux) => {
+    // The captures' limit resets at 12:08pm UTC; the watcher first sees them a little before.
+    const clock = testClock(Date.parse("2026-12-01T12:00:00Z"));
+    const busy = await corpusScreen("busy-thinking-080x24-status");
+    const cancelled = await tmux.addAgent(await corpusScreen("429-oauth-cancelled-080x24-status"), {
+      width: 80,
+      height: 24,
+      afterEnter: busy,
+    });
+    const armed = await tmux.addAgent(await corpusScreen("429-oauth-armed-080x24-status"), {
+      width: 80,
+      height: 24,
+    });
+    const run = watchRun(tmux, { clock });
+    await run.watcher.scan();
+    assert.deepEqual(run.events.map((e) => [e.pane, e.state, e.action]), [
+      [cancelled.id, "usage_limit", "wait"],
+      [armed.id, "native_autocontinue", "wait"],
+    ]);
+    clock.advance(9 * 60_000); // 12:09, a minute past the reset
+    await run.watcher.scan();
+    await run.watcher.scan();
+    assert.equal(await typed(tmux, cancelled), "continue\r", "resumed once");
+    assert.equal(await typed(tmux, armed), "", "the client continues by itself: left alone");
+    assert.match(
+      run.about(armed).at(-1)!.reason,
+      /the client continues by itself at 2026-12-01T12:08:00Z/,
+    );
+  },
+);
+
+/** A registered session in `root` whose agent runs in `pane`, with the records it left. */
+async function registerSession(
+  tmux: TmuxHarness,
+  pane: AgentPane,
+  root: string,
+  { transcript, stopFailure }: { transcript?: string; stopFailure?: Record<string, string> },
+): Promise<void> {
+  const dir = `${root}/sessions/s1`;
+  await Deno.mkdir(dir, { recursive: true });
+  const pid = Number(
+    (await tmux.run(["display-message", "-p", "-t", pane.id, "#{pane_pid}"])).trim(),
+  );
+  await Deno.writeTextFile(
+    `${dir}/session.json`,
+    JSON.stringify({
+      session_id: "s1",
+      root,
+      cwd: root,
+      transcript_path: transcript ?? null,
+      tmux_pane: pane.id,
+      tmux_socket: await tmux.socketPath(),
+      agent_pid: pid,
+      agent_command: "claude",
+      first_seen: "2026-12-01T10:00:00.000Z",
+      last_seen: "2026-12-01T10:00:00.000Z",
+      last_event: "PostToolUse",
+    }),
+  );
+  if (stopFailure) {
+    await Deno.writeTextFile(`${dir}/stop-failure.json`, JSON.stringify(stopFailure));
+  }
+}
+
+tmuxTest(
+  "the records say rate_limit while the banner has scrolled away: resumed after resetsAt",
+  async (dir, tmux) => {
+    const root = `${dir}/project`;
+    // The transcript's limit resets at 1796127351000 (rateLimits.resetsAt), 2026-12-01T12:15:51Z.
+    const transcript = transcriptPath("screen-429-oauth-stopwait-080x24");
+    const clock = testClock(Date.parse("2026-12-01T12:00:00Z"));
+    const idle = await corpusScreen("idle-after-reply-080x24-status");
+    const pane = await tmux.addAgent(idle, {
+      width: 80,
+      height: 24,
+      afterEnter: await corpusScreen("busy-thinking-080x24-status"),
+    });
+    await registerSession(tmux, pane, root, { transcript });
+    const run = watchRun(tmux, { clock, roots: [root] });
+    await run.watcher.scan();
+    const [first] = run.about(pane);
+    assert.deepEqual([first!.state, first!.signal, first!.action], [
+      "usage_limit",
+      "records",
+      "wait",
+    ]);
+    assert.equal(first!.reset_at, 1796127351000);
+    clock.advance(17 * 60_000);
+    await run.watcher.scan();
+    assert.equal(await typed(tmux, pane), "continue\r");
+    assert.ok(run.logs.every((l) => l.root === root), "logged to the session's project");
+  },
+);
+
+tmuxTest(
+  "the records say limited but the screen shows a permission prompt: refused",
+  async (dir, tmux) => {
+    const root = `${dir}/project`;
+    const clock = testClock(Date.parse("2026-12-01T16:00:00Z"));
+    const pane = await tmux.addAgent(await corpusScreen("permission-prompt-080x24-status"), {
+      width: 80,
+      height: 24,
+    });
+    await registerSession(tmux, pane, root, {
+      stopFailure: {
+        ts: "2026-12-01T10:00:00.000Z",
+        error: "rate_limit",
+        message: "You've hit your 5-hour limit · resets 3pm (UTC)",
+      },
+    });
+    const run = watchRun(tmux, { clock, roots: [root] });
+    await run.watcher.scan();
+    await run.watcher.scan();
+    assert.equal(await typed(tmux, pane), "");
+    const said = run.about(pane).at(-1)!;
+    assert.equal(said.state, "dangerous_prompt");
+    assert.match(said.reason, /on screen: never typed into/);
   },
 );

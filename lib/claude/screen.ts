@@ -72,6 +72,9 @@ export type ItemKind =
   | "quote"
   /** The task list the client draws above the input box. */
   | "widget"
+  /** An indented line that continues no item it can see (its glyph line scrolled away, or it
+   * follows a row that takes no continuation): text of unknown origin, never a notice. */
+  | "fragment"
   /** Anything else (the welcome header, fragments). */
   | "other";
 
@@ -320,7 +323,7 @@ export function parseItems(lines: readonly string[], width: number): Item[] {
       push("result", text, i, items.length - 1);
       continue;
     }
-    if (current && indent >= 1 && current.kind !== "status" && current.kind !== "notice") {
+    if (current && indent >= 1 && !["status", "notice", "widget"].includes(current.kind)) {
       current.text = `${current.text} ${text}`.slice(0, MAX_ITEM_CHARS);
       current.end = i + 1;
       continue;
@@ -333,8 +336,7 @@ export function parseItems(lines: readonly string[], width: number): Item[] {
       extend();
       continue;
     }
-    // An indented line whose glyph line is above the capture: the body of something unknown.
-    push(indent >= 2 ? "assistant" : "other", text, i);
+    push(indent >= 2 ? "fragment" : "other", text, i);
   }
   return items;
 }
@@ -408,6 +410,9 @@ function footerTexts(footer: readonly string[]): string[] {
   return rows.length > 1 ? [...rows, rows.join(" ")] : rows;
 }
 
+/** The items that are newer conversation. */
+const NEWER: readonly ItemKind[] = ["user", "assistant", "tool"];
+
 /** Items that stand where the client draws its own notices. */
 function isTrusted(item: Item, items: readonly Item[]): boolean {
   if (item.kind === "client" || item.kind === "notice" || item.kind === "other") return true;
@@ -419,7 +424,7 @@ function isTrusted(item: Item, items: readonly Item[]): boolean {
 
 /** Items the client adds after a banner, which do not make it old. */
 function isBannerCompanion(item: Item, items: readonly Item[]): boolean {
-  if (item.kind === "notice" || item.kind === "client" || item.kind === "widget") return true;
+  if (["notice", "client", "widget", "fragment"].includes(item.kind)) return true;
   if (item.kind === "status") {
     return isCompanion(item.text) || !BUSY.some((b) => b.pattern.test(item.text));
   }
@@ -467,7 +472,16 @@ export function readScreen(text: string): ScreenReading {
   const recentLines = recent.flatMap((item) =>
     screen.conversation.slice(item.start, item.end).map((l) => l.trim()).filter((l) => l !== "")
   );
-  const near = [...dialog, ...recent.map((item) => item.text), ...recentLines.map(bare), ...footer];
+  // What a key could hit: the dialog, the latest items, and the last raw lines whatever they
+  // belong to (a prompt printed under the task list is still a prompt).
+  const lastLines = lastNonBlank(screen.conversation, 8).map((l) => bare(l.trim()));
+  const near = [
+    ...dialog,
+    ...recent.map((item) => item.text),
+    ...recentLines.map(bare),
+    ...lastLines,
+    ...footer,
+  ];
 
   // 1. The limit menu (its question, or a pointer on one of its options), then any dialog.
   const area = dialog.length > 0 ? dialog : recentLines;
@@ -517,39 +531,41 @@ export function readScreen(text: string): ScreenReading {
     const busy = firstMatch(BUSY, line);
     if (busy) return { ...base, state: "busy", rule: `busy (${busy.name})` };
   }
-  // 3. A usage limit, the client's own auto-continue, or the limit's footer.
+  // 3. The client's own auto-continue, armed (in the footer, or a notice not cancelled after
+  // it): typing would cancel it, whatever else the screen shows. Then a usage limit.
   const banner = findBanner(screen);
-  if (banner) {
-    const after = items.slice(banner.index + 1).map((item) => item.text);
-    const armedAt = after.findLastIndex((t) => NATIVE_ARMED.test(t));
-    const cancelledAt = after.findLastIndex((t) => NATIVE_CANCELLED.test(t));
-    const footerArmed = footer.find((t) => NATIVE_ARMED.test(t));
-    const armed = footerArmed ?? (armedAt > cancelledAt ? after[armedAt] : undefined);
-    const fields = bannerFields(banner.text, [...after, ...footer]);
-    if (armed) {
-      const when = nativeTime(armed);
-      return {
-        ...base,
-        ...fields,
-        state: "native_autocontinue",
-        rule: "the client will continue by itself",
-        ...(when ? { resetText: fields.resetText ?? when } : {}),
-      };
-    }
-    return { ...base, ...fields, state: "usage_limit", rule: banner.rule, keys: "text" };
+  const footerBanner = footer.find((t) =>
+    LIMIT_BANNERS.some((p) => p.pattern.test(t)) && RESET_MENTION.test(t)
+  );
+  const texts = items.map((item) => item.text);
+  const armedAt = texts.findLastIndex((t) => NATIVE_ARMED.test(t));
+  const cancelledAt = texts.findLastIndex((t) => NATIVE_CANCELLED.test(t));
+  const armed = footer.find((t) => NATIVE_ARMED.test(t)) ??
+    // Only a new prompt, reply or tool call makes an armed notice the past; anything else after
+    // it (results, notices, status rows) does not, so this errs towards "armed": not typing.
+    (armedAt > cancelledAt && !items.slice(armedAt + 1).some((l) => NEWER.includes(l.kind))
+      ? texts[armedAt]
+      : undefined);
+  const after = banner ? texts.slice(banner.index + 1) : [];
+  const fields = banner
+    ? bannerFields(banner.text, [...after, ...footer])
+    : footerBanner
+    ? bannerFields(footerBanner, footer)
+    : armed
+    ? bannerFields(armed)
+    : undefined;
+  if (armed) {
+    const when = nativeTime(armed);
+    return {
+      ...base,
+      ...fields,
+      state: "native_autocontinue",
+      rule: "the client will continue by itself",
+      ...(when && !fields?.resetText ? { resetText: when } : {}),
+    };
   }
-  const footerBanner = footer.find((t) => LIMIT_BANNERS.some((p) => p.pattern.test(t)));
-  if (footerBanner && RESET_MENTION.test(footerBanner)) {
-    const armed = footer.find((t) => NATIVE_ARMED.test(t));
-    const fields = bannerFields(footerBanner, footer);
-    if (armed) {
-      return {
-        ...base,
-        ...fields,
-        state: "native_autocontinue",
-        rule: "the client will continue by itself",
-      };
-    }
+  if (banner) return { ...base, ...fields, state: "usage_limit", rule: banner.rule, keys: "text" };
+  if (footerBanner) {
     return {
       ...base,
       ...fields,
