@@ -439,3 +439,25 @@ Deno.test("every track action is logged to logs/error-recovery.log", async () =>
     assert.equal(log[0].target, "Bash");
   });
 });
+
+Deno.test("an adversarial MCP error of 1 MB is judged at once (no regex backtracking)", async (t) => {
+  const errors = {
+    '"server not " repeated': "server not ".repeat(100_000),
+    "MCP and 1 MB without disconnect": "MCP " + "x".repeat(1 << 20),
+    '"transport " repeated': "transport ".repeat(100_000),
+  };
+  for (const [name, error] of Object.entries(errors)) {
+    await t.step(name, async () => {
+      await withTempDir(async (dir) => {
+        const fail = {
+          ...await hookInput("hh-tool-fail", "PostToolUseFailure"),
+          tool_name: "mcp__github__create_issue",
+          error,
+        };
+        const started = Date.now();
+        await hook(dir, "track", fail);
+        assert.ok(Date.now() - started < 5000, `${Date.now() - started} ms`);
+      });
+    });
+  }
+});
