@@ -24,7 +24,7 @@ import {
 } from "../lib/claude/hook_io.ts";
 import { sessionPaths } from "../lib/state/layout.ts";
 import { adviceBlock, foldIntoOutbox, gatherAdvice } from "../lib/advice/pending_advice.ts";
-import { pathExists, withLock } from "../lib/state/store.ts";
+import { pathExists, removeFile, withLock } from "../lib/state/store.ts";
 
 export const help = `Usage: lifeline hook track [--root DIR] [--background]
 
@@ -46,12 +46,15 @@ A success resets the tool's count; a finished turn (Stop) resets the model count
 ${HOOK_FLAGS_HELP}`;
 
 async function onToolSuccess(request: HookRequest, tool: string): Promise<void> {
-  const paths = sessionPaths(request.root, request.input.session_id);
+  const { root } = request;
+  const paths = sessionPaths(root, request.input.session_id);
   for (const path of [paths.failCount(tool), paths.mcpRetry(tool)]) {
     if (!await pathExists(path)) continue; // the common case: nothing to reset, no lock needed
-    await withLock(path, () => Deno.remove(path).catch(() => {}), {
-      waitMs: await request.lockWaitMs(),
-    });
+    await withLock(path, async () => {
+      await removeFile(path, { root }).catch((error) => {
+        if (!(error instanceof Deno.errors.NotFound)) throw error;
+      });
+    }, { root, waitMs: await request.lockWaitMs() });
   }
 }
 

@@ -7,6 +7,7 @@ type Input = Record<string, unknown> & { session_id: string; prompt_id?: unknown
 
 /** Runs a hook on `input` moved into `<dir>/project`; returns the context it gave, or null. */
 async function hook(dir: string, name: string, input: Input, event?: string) {
+  await Deno.mkdir(`${dir}/project`, { recursive: true });
   const result = await runLifeline(["hook", name], {
     stdin: JSON.stringify({ ...input, cwd: `${dir}/project` }),
     env: { HOME: `${dir}/home` },

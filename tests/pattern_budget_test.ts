@@ -1,5 +1,5 @@
 // Every pattern that sees user or tool text is linear: on adversarial input of 1 MB each one
-// finishes well under 100 ms (issue 13, item 1). The patterns
+// finishes well under 100 ms, and so does the crash scan (issue 13, items 1 and 2). The patterns
 // are found by walking the modules' exports, so a pattern added later is covered without touching
 // this file. Each run happens in a worker that is terminated when it overruns, so a backtracking
 // pattern fails the test instead of hanging it.
@@ -103,6 +103,22 @@ for (
     }
   });
 }
+
+Deno.test("the crash scan reads an adversarial 1 MB plan well under 100 ms", async (t) => {
+  const plans = {
+    "a heading with 3000 spaces inside": "# a" + " ".repeat(3000) + "b\n- [ ] step\n",
+    "a heading with 1 MB of spaces": "# " + fill(" ") + "x\n",
+    "a heading of hashes": "# " + fill("#") + "\n",
+    "a heading of spaces and hashes": "# a" + fill(" #") + "\n",
+    "checkbox-like lines": fill("- [ ]  \n"),
+    "one line of spaces": fill(" "),
+  };
+  for (const [name, text] of Object.entries(plans)) {
+    await t.step(name, async () => {
+      assertWithinBudget(`the scan of ${name}`, await inWorker({ kind: "plan", text }));
+    });
+  }
+});
 
 Deno.test("firstMatch still finds what the head or the tail of a long text says", () => {
   const error = `MCP error: connection closed${fill("x", 4 << 20)}`;
