@@ -11,7 +11,8 @@ import { CliError, type Context, EXIT, UsageError } from "../lib/core/cli.ts";
 import { type Config, loadConfig } from "../lib/state/config.ts";
 import { integerFlag, parseFlags } from "../lib/core/flags.ts";
 import { absolutePath, joinPath } from "../lib/core/path.ts";
-import { projectPaths, stateDir } from "../lib/state/layout.ts";
+import { projectPaths } from "../lib/state/layout.ts";
+import { ownStateRoot } from "../lib/state/own_log.ts";
 import {
   afterAttempt,
   decide,
@@ -164,6 +165,7 @@ async function registryPanes(
       const record = await readState(
         joinPath(sessions, entry.name, "session.json"),
         sessionRecordCodec,
+        { root },
       );
       if (record.kind !== "ok" || !record.value.tmux_pane) continue;
       if (socket && record.value.tmux_socket && record.value.tmux_socket !== socket) continue;
@@ -396,12 +398,13 @@ export async function run(ctx: Context): Promise<number> {
   const root = absolutePath(args.root ?? ".", ctx.cwd);
   const config = await loadConfig(ctx.env, root);
   const socket = await socketPath(args.server);
+  const ownRoot = await ownStateRoot(ctx.env);
   const base = joinPath(
-    stateDir(ctx.env),
+    ownRoot,
     "watch",
     serverId(args.server, socket) + (args.dryRun ? ".dry-run" : ""),
   );
-  const acquired = await acquireInstanceLock(base, ctx.pid);
+  const acquired = await acquireInstanceLock(base, ctx.pid, { root: ownRoot });
   if ("heldBy" in acquired) {
     throw new CliError(
       `already running (pid ${acquired.heldBy ?? "unknown"})`,
@@ -409,8 +412,8 @@ export async function run(ctx: Context): Promise<number> {
     );
   }
   const statePath = `${base}.json`;
-  const saved = await readState(statePath, stateCodec);
-  if (saved.kind === "corrupt") await quarantine(statePath, ctx.now());
+  const saved = await readState(statePath, stateCodec, { root: ownRoot });
+  if (saved.kind === "corrupt") await quarantine(statePath, { root: ownRoot, now: ctx.now() });
   const w: Watcher = {
     ctx,
     args,
@@ -433,7 +436,11 @@ export async function run(ctx: Context): Promise<number> {
     while (!ctx.signal.aborted) {
       w.registry = await registryPanes(root, socket);
       await scan(w);
-      await writeFileAtomic(statePath, stateCodec.format({ panes: Object.fromEntries(w.records) }));
+      await writeFileAtomic(
+        statePath,
+        stateCodec.format({ panes: Object.fromEntries(w.records) }),
+        { root: ownRoot },
+      );
       if (args.once) break;
       await sleep(nextWait(w, intervalMs), ctx.signal);
     }
