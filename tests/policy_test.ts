@@ -1,5 +1,10 @@
 import assert from "node:assert/strict";
-import { BUILTIN_FALLBACKS, findFallback, parseFallbackMap } from "../lib/advice/fallback_map.ts";
+import {
+  BUILTIN_FALLBACKS,
+  findFallback,
+  globMatches,
+  parseFallbackMap,
+} from "../lib/advice/fallback_map.ts";
 import type { TurnOutcome } from "../lib/claude/transcript.ts";
 import { backoffSeconds, onMcpFailure } from "../lib/advice/mcp_retry_policy.ts";
 import {
@@ -302,6 +307,28 @@ Deno.test("fallback map: tables and lists, exact names before patterns, bad line
   assert.equal(findFallback(entries, "mcp__firecrawl__crawl"), undefined);
   assert.equal(findFallback(BUILTIN_FALLBACKS, "Edit")?.tool, "Edit");
   assert.deepEqual(parseFallbackMap("\u0000garbage|||\n| | |"), []);
+});
+
+Deno.test("fallback map globs: `*` is any run of characters, matched without backtracking", async (t) => {
+  const rows: [string, string, boolean][] = [
+    ["mcp__github__*", "mcp__github__create_issue", true],
+    ["mcp__*__create_*", "mcp__gitlab__create_mr", true],
+    ["*", "", true],
+    ["mcp__github__*", "mcp__gitlab__x", false],
+    ["a*b", "a", false],
+    ["Edit", "Edit", true],
+  ];
+  for (const [glob, tool, expected] of rows) {
+    await t.step(
+      `${glob} ~ ${tool || '""'}`,
+      () => assert.equal(globMatches(glob, tool), expected),
+    );
+  }
+  await t.step("a glob of 30 stars against 200 characters is answered at once", () => {
+    const started = performance.now();
+    assert.equal(globMatches("a*".repeat(30) + "b", "a".repeat(200)), false);
+    assert.ok(performance.now() - started < 50);
+  });
 });
 
 Deno.test("transcript: API-error rows become failures keyed by their prompt, replies successes", async () => {

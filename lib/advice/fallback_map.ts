@@ -55,7 +55,7 @@ export function parseFallbackMap(markdown: string): FallbackEntry[] {
 function splitLimits(rest: string): { fallback: string; limits: string } {
   const text = rest.trimEnd();
   const open = text.indexOf("(");
-  if (!text.endsWith(")") || open < 0 || open === text.length - 1) {
+  if (!text.endsWith(")") || open < 0) {
     return { fallback: stripCode(text), limits: "" };
   }
   return {
@@ -81,7 +81,7 @@ export function globMatches(glob: string, text: string): boolean {
     if (glob[g] === "*") {
       star = g++;
       resume = t;
-    } else if (g < glob.length && glob[g] === text[t]) {
+    } else if (glob[g] === text[t]) {
       g++;
       t++;
     } else if (star >= 0) {
