@@ -6,21 +6,25 @@
  * @module
  */
 
-import { CliError, type Context, EXIT } from "../lib/core/cli.ts";
+import { CliError, type Context, existingRoot, EXIT } from "../lib/core/cli.ts";
 import { loadConfig } from "../lib/state/config.ts";
 import { integerFlag, parseFlags } from "../lib/core/flags.ts";
-import { absolutePath, joinPath } from "../lib/core/path.ts";
-import { projectPaths, sessionPaths, stateDir, validateName } from "../lib/state/layout.ts";
+import { joinPath } from "../lib/core/path.ts";
+import { projectPaths, sessionPaths, validateName } from "../lib/state/layout.ts";
 import { judgeSession, type Liveness } from "../lib/sessions/stale_policy.ts";
 import { hostEvidence, type PaneIndex } from "../lib/sessions/liveness.ts";
 import { logRecovery } from "../lib/state/recovery_log.ts";
 import { renderHandoff, scavengeFile, type TranscriptSummary } from "../lib/sessions/scavenger.ts";
 import { readHeartbeat, type SessionRecord, sessionRecordCodec } from "../lib/sessions/registry.ts";
 import { sleep } from "../lib/core/sleep.ts";
+import { ownStateRoot } from "../lib/state/own_log.ts";
 import {
   acquireInstanceLock,
   describeError,
   readState,
+  readTextHead,
+  RefusedPathError,
+  removeFile,
   writeFileAtomic,
 } from "../lib/state/store.ts";
 
@@ -81,10 +85,11 @@ export function parse(args: readonly string[]): DaemonArgs {
   };
 }
 
-async function readStatus(path: string): Promise<string> {
+async function readStatus(root: string, path: string): Promise<string> {
   try {
-    return (await Deno.readTextFile(path)).trim();
-  } catch {
+    return (await readTextHead(path, { root, maxBytes: 64 })).text.trim();
+  } catch (error) {
+    if (error instanceof RefusedPathError) throw error;
     return "";
   }
 }
@@ -134,10 +139,12 @@ async function scavenge(
     rescuedAt: new Date(now).toISOString(),
     ...(problem ? { transcriptProblem: problem } : {}),
   }, summary);
-  await writeFileAtomic(paths.scavenged, markdown);
+  await writeFileAtomic(paths.scavenged, markdown, { root });
   // A new handoff is unread again, even if an earlier one was offered.
-  await Deno.remove(`${paths.scavenged}.offered`).catch(() => {});
-  await writeFileAtomic(paths.status, "scavenged\n");
+  await removeFile(`${paths.scavenged}.offered`, { root }).catch((error) => {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+  });
+  await writeFileAtomic(paths.status, "scavenged\n", { root });
   return `sessions/${id}/handoffs/scavenged.md`;
 }
 
@@ -159,18 +166,18 @@ async function tickRoot(d: Daemon, root: string, index: PaneIndex): Promise<void
       continue; // not a directory lifeline made
     }
     const paths = sessionPaths(root, id);
-    const registry = await readState(paths.session, sessionRecordCodec);
+    const registry = await readState(paths.session, sessionRecordCodec, { root });
     const record = registry.kind === "ok" ? registry.value : undefined;
     const beat = await readHeartbeat(root, id);
     if (!record && beat === undefined) continue; // no registry, no heartbeat: not a live session
     const now = d.ctx.now();
     const age = beat === undefined ? null : Math.max(0, Math.floor(now / 1000) - beat);
-    const status = await readStatus(paths.status);
+    const status = await readStatus(root, paths.status);
     const fresh = age !== null && age <= d.staleAfter;
     const base = { root, session: id, heartbeat_age: age };
     if (status === "scavenged") {
       if (fresh) {
-        await writeFileAtomic(paths.status, "alive\n");
+        await writeFileAtomic(paths.status, "alive\n", { root });
         await logRecovery(root, {
           ts: new Date(now).toISOString(),
           session: id,
@@ -227,11 +234,12 @@ function rootSetId(roots: string[]): string {
 export async function run(ctx: Context): Promise<number> {
   const args = parse(ctx.args);
   const roots = [
-    ...new Set(args.roots.map((root) => absolutePath(root, ctx.cwd).replace(/\/+$/, ""))),
+    ...new Set(await Promise.all(args.roots.map((root) => existingRoot(root, ctx.cwd)))),
   ];
   const config = await loadConfig(ctx.env, roots[0]);
-  const base = joinPath(stateDir(ctx.env), "daemon", rootSetId(roots));
-  const acquired = await acquireInstanceLock(base, ctx.pid);
+  const ownRoot = await ownStateRoot(ctx.env);
+  const base = joinPath(ownRoot, "daemon", rootSetId(roots));
+  const acquired = await acquireInstanceLock(base, ctx.pid, { root: ownRoot });
   if ("heldBy" in acquired) {
     throw new CliError(
       `already running (pid ${acquired.heldBy ?? "unknown"})`,

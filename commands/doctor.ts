@@ -4,14 +4,14 @@
  * @module
  */
 
-import { type Context, EXIT } from "../lib/core/cli.ts";
+import { type Context, existingRoot, EXIT } from "../lib/core/cli.ts";
 import { relativeTo } from "../lib/core/path.ts";
 import { type Config, ConfigError, DEFAULT_CONFIG, loadConfig } from "../lib/state/config.ts";
 import { parseFlags } from "../lib/core/flags.ts";
 import { HOOK_NAMES } from "../lib/claude/hook_names.ts";
 import { runProgram } from "../lib/host/process.ts";
 import { readKillSwitch } from "../lib/state/kill_switch.ts";
-import { absolutePath, joinPath } from "../lib/core/path.ts";
+import { joinPath } from "../lib/core/path.ts";
 import { killSwitchPath, projectPaths, stateDir } from "../lib/state/layout.ts";
 import {
   allSettingsPaths,
@@ -21,7 +21,14 @@ import {
   matchers,
   readSettings,
 } from "../lib/claude/settings.ts";
-import { describeError, listNames, numberCodec, readState } from "../lib/state/store.ts";
+import {
+  describeError,
+  listNames,
+  numberCodec,
+  openStateFile,
+  readState,
+  readStateText,
+} from "../lib/state/store.ts";
 import { onPath } from "./init.ts";
 
 export const help = `Usage: lifeline doctor [--root DIR] [--json]
@@ -85,6 +92,13 @@ async function settingsChecks(
           `${scope}: ${path} is not valid JSON at line ${read.line}, column ${read.column}: ${read.reason}`,
         fix:
           `fix line ${read.line} of ${path} (often a trailing comma); Claude Code ignores the whole file until then`,
+      });
+    } else if (read.kind === "not an object") {
+      checks.push({
+        name: "settings",
+        status: "fail",
+        message: `${scope}: ${path} holds ${read.found}, not a JSON object`,
+        fix: `make ${path} one JSON object, e.g. {"hooks": {}}`,
       });
     } else {
       checks.push({ name: "settings", status: "ok", message: `${scope}: ${path} parses` });
@@ -169,16 +183,19 @@ async function writable(dir: string): Promise<string | null> {
   }
 }
 
-async function lockHolders(dir: string): Promise<{ name: string; pid: number | null }[]> {
+async function lockHolders(
+  root: string,
+  dir: string,
+): Promise<{ name: string; pid: number | null }[]> {
   const held: { name: string; pid: number | null }[] = [];
   for (const name of (await listNames(dir)).filter((n) => n.endsWith(".lock"))) {
-    const file = await Deno.open(joinPath(dir, name), { read: true, write: true });
+    const file = await openStateFile(joinPath(dir, name), { root });
     try {
       if (await file.tryLock(true)) {
         await file.unlock();
       } else {
         const base = name.slice(0, -".lock".length);
-        const pid = await readState(joinPath(dir, `${base}.pid`), numberCodec);
+        const pid = await readState(joinPath(dir, `${base}.pid`), numberCodec, { root });
         held.push({ name: base, pid: pid.kind === "ok" ? pid.value : null });
       }
     } finally {
@@ -284,8 +301,9 @@ export async function runChecks(ctx: Context, root: string): Promise<Check[]> {
       },
   );
 
-  const watchers = await lockHolders(joinPath(stateDir(ctx.env), "watch"));
-  const daemons = await lockHolders(joinPath(stateDir(ctx.env), "daemon"));
+  const ownRoot = stateDir(ctx.env);
+  const watchers = await lockHolders(ownRoot, joinPath(ownRoot, "watch"));
+  const daemons = await lockHolders(ownRoot, joinPath(ownRoot, "daemon"));
   checks.push(
     watchers.length > 0
       ? {
@@ -326,7 +344,7 @@ export async function runChecks(ctx: Context, root: string): Promise<Check[]> {
     if (/\.corrupt-/.test(name)) quarantined.push(relativeTo(root, path));
     else if (/\.json$/.test(name)) {
       try {
-        JSON.parse(await Deno.readTextFile(path));
+        JSON.parse(await readStateText(path, { root }));
       } catch {
         corrupt.push(relativeTo(root, path));
       }
@@ -374,7 +392,7 @@ export async function runChecks(ctx: Context, root: string): Promise<Check[]> {
 
 export async function run(ctx: Context): Promise<number> {
   const { values } = parseFlags(ctx.args, { root: { type: "string" }, json: { type: "boolean" } });
-  const root = absolutePath(values.root ?? ".", ctx.cwd);
+  const root = await existingRoot(values.root, ctx.cwd);
   const checks = await runChecks(ctx, root);
   const failed = checks.some((c) => c.status === "fail");
   if (values.json) {

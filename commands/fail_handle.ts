@@ -6,7 +6,7 @@
  * @module
  */
 
-import { CliError, type Context, EXIT, UsageError } from "../lib/core/cli.ts";
+import { CliError, type Context, existingRoot, EXIT, UsageError } from "../lib/core/cli.ts";
 import { relativeTo } from "../lib/core/path.ts";
 import { type Config, loadConfig } from "../lib/state/config.ts";
 import { parseFlags } from "../lib/core/flags.ts";
@@ -28,12 +28,20 @@ import {
   requiredFiles,
   traceRecord,
 } from "../lib/harness/files.ts";
-import { absolutePath } from "../lib/core/path.ts";
 import { harnessPaths, InvalidNameError, validateName } from "../lib/state/layout.ts";
 import { classifyError, type ErrorType } from "../lib/harness/classify_policy.ts";
 import { afterSuccess, decideFailure } from "../lib/harness/breaker_policy.ts";
 import { markStable, recoverOwnState, RefusedError, rollBack } from "../lib/harness/rollback.ts";
-import { pathExists, readState, withLock, writeFileAtomic } from "../lib/state/store.ts";
+import {
+  appendText,
+  readState,
+  readStateText,
+  removeFile,
+  stateFileExists,
+  withLock,
+  writeFileAtomic,
+  writeNewFile,
+} from "../lib/state/store.ts";
 
 export const help =
   `Usage: lifeline fail handle --task ID --skill NAME --error TEXT [--type code|architecture|process]
@@ -183,16 +191,19 @@ async function readStdinJson(ctx: Context): Promise<unknown> {
   }
 }
 
-async function checkPreconditions(root: string): Promise<void> {
+function checkPreconditions(root: string): void {
   for (const path of requiredFiles(root)) {
-    if (!(await pathExists(path))) {
+    if (!stateFileExists(path, { root })) {
       throw new CliError(
         `the harness is not set up: ${relativeTo(root, path)} is missing`,
         "run `lifeline fail init` first",
       );
     }
   }
-  const registry = await Deno.readTextFile(harnessPaths(root).skillRegistry);
+}
+
+async function checkBreakerEnabled(root: string): Promise<void> {
+  const registry = await readStateText(harnessPaths(root).skillRegistry, { root });
   if (!circuitBreakerEnabled(registry)) {
     throw new CliError(
       "the circuit breaker is not enabled (熔断机制未启用): .EnjoyHarness/SKILL_REGISTRY.md does not " +
@@ -202,13 +213,13 @@ async function checkPreconditions(root: string): Promise<void> {
   }
 }
 
-async function appendLines(path: string, lines: string[]): Promise<void> {
-  if (lines.length > 0) await Deno.writeTextFile(path, lines.join("\n") + "\n", { append: true });
+async function appendLines(root: string, path: string, lines: string[]): Promise<void> {
+  if (lines.length > 0) await appendText(path, lines.join("\n") + "\n", { root });
 }
 
 async function loadState(root: string, config: Config): Promise<HarnessState> {
   const p = harnessPaths(root);
-  const result = await readState(p.state, harnessStateCodec);
+  const result = await readState(p.state, harnessStateCodec, { root });
   if (result.kind === "ok") return result.value;
   if (result.kind === "corrupt") {
     throw new CliError(
@@ -216,17 +227,23 @@ async function loadState(root: string, config: Config): Promise<HarnessState> {
       "fix it, or move it aside to rebuild it from the markdown",
     );
   }
-  return importState(await Deno.readTextFile(p.iterationCounter), config.breaker.maxIterations);
+  return importState(
+    await readStateText(p.iterationCounter, { root }),
+    config.breaker.maxIterations,
+  );
 }
 
 async function saveState(root: string, state: HarnessState, threshold: number): Promise<void> {
   const p = harnessPaths(root);
-  await writeFileAtomic(p.state, harnessStateCodec.format(state));
-  await writeFileAtomic(p.iterationCounter, renderIterationCounter(state));
-  const global = await Deno.readTextFile(p.globalState).catch(() => "");
-  await writeFileAtomic(p.globalState, renderGlobalState(global, state, threshold));
-  const registry = await Deno.readTextFile(p.skillRegistry);
-  await writeFileAtomic(p.skillRegistry, markSkillDone(registry));
+  await writeFileAtomic(p.state, harnessStateCodec.format(state), { root });
+  await writeFileAtomic(p.iterationCounter, renderIterationCounter(state), { root });
+  const global = await readStateText(p.globalState, { root }).catch((error) => {
+    if (error instanceof Deno.errors.NotFound) return "";
+    throw error;
+  });
+  await writeFileAtomic(p.globalState, renderGlobalState(global, state, threshold), { root });
+  const registry = await readStateText(p.skillRegistry, { root });
+  await writeFileAtomic(p.skillRegistry, markSkillDone(registry), { root });
 }
 
 function withEvent(state: HarnessState, event: string): HarnessState {
@@ -252,11 +269,11 @@ async function handleSuccess(
     afterSuccess(state, a.task, a.skill),
     `${ts} | harness-handle-failure | RETRY_SUCCEEDED | ${a.task} | SUCCESS`,
   );
-  const hadBreaker = await pathExists(p.breaker(a.task));
-  await Deno.remove(p.breaker(a.task)).catch(() => {});
+  const hadBreaker = stateFileExists(p.breaker(a.task), { root });
+  if (hadBreaker) await removeFile(p.breaker(a.task), { root });
   const stable = await markStable(root);
   await saveState(root, cleared, config.breaker.threshold);
-  await appendLines(p.eventLog, [
+  await appendLines(root, p.eventLog, [
     eventLine(ts, "RETRY", `${a.task} 重试成功, 计数已清除`, "SUCCESS"),
   ]);
   return {
@@ -280,8 +297,8 @@ async function handleFailure(
   const p = harnessPaths(root);
   const ts = isoSeconds(ctx.now());
   const threshold = config.breaker.threshold;
-  if (await pathExists(p.breaker(a.task))) {
-    await appendLines(p.eventLog, [
+  if (stateFileExists(p.breaker(a.task), { root })) {
+    await appendLines(root, p.eventLog, [
       `${ts} | FAILURE | ${a.skill} | ${a.task} - ${a.error.split("\n")[0]} | FAILURE`,
       eventLine(ts, "CIRCUIT_BREAKER_OPEN", `任务 ${a.task} 的熔断已打开, 未处理`, "BLOCKED"),
     ]);
@@ -311,7 +328,7 @@ async function handleFailure(
     };
   }
   const classified = classifyError(a.error, a.type);
-  const contract = await Deno.readTextFile(p.contract);
+  const contract = await readStateText(p.contract, { root });
   const decision = decideFailure(state, {
     task: a.task,
     skill: a.skill,
@@ -361,11 +378,9 @@ async function handleFailure(
   };
   const count = Math.max(decision.skillCount, decision.taskCount);
   if (decision.taskBreaker) {
-    await Deno.writeTextFile(p.breaker(a.task), breakerFile(failure), { createNew: true }).catch(
-      (error) => {
-        if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
-      },
-    );
+    await writeNewFile(p.breaker(a.task), breakerFile(failure), { root }).catch((error) => {
+      if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
+    });
     events.push(
       eventLine(
         ts,
@@ -377,9 +392,9 @@ async function handleFailure(
   } else if (decision.strategy !== "C") {
     events.push(eventLine(ts, "RETRY", `重试 ${a.skill} (第${count}次)`, "STARTING"));
   }
-  await Deno.writeTextFile(p.errorTrace, traceRecord(failure), { append: true });
-  await writeFileAtomic(p.report(a.task), failureReport(failure));
-  await appendLines(p.eventLog, events);
+  await appendText(p.errorTrace, traceRecord(failure), { root });
+  await writeFileAtomic(p.report(a.task), failureReport(failure), { root });
+  await appendLines(root, p.eventLog, events);
   await saveState(
     root,
     withEvent(
@@ -469,10 +484,11 @@ export async function run(ctx: Context): Promise<number> {
     a === "--task" || a.startsWith("--task=") || a === "--event" || a.startsWith("--event=")
   );
   const args = parse(ctx.args, needsStdin ? await readStdinJson(ctx) : undefined);
-  const root = absolutePath(args.root ?? ".", ctx.cwd);
+  const root = await existingRoot(args.root, ctx.cwd);
   const config = await loadConfig(ctx.env, root);
   await recoverOwnState(root);
-  await checkPreconditions(root);
+  checkPreconditions(root);
+  await checkBreakerEnabled(root);
   // One handling at a time per harness: the counts, the breaker and git all change together.
   const outcome = await withLock(
     harnessPaths(root).state,
@@ -480,7 +496,7 @@ export async function run(ctx: Context): Promise<number> {
       args.kind === "success"
         ? handleSuccess(ctx, root, args, config)
         : handleFailure(ctx, root, args, config),
-    { waitMs: 120_000 },
+    { root, waitMs: 120_000 },
   );
   if (args.json) ctx.out.json(outcome);
   else printSummary(ctx, outcome);

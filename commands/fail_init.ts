@@ -4,12 +4,11 @@
  * @module
  */
 
-import { type Context, EXIT } from "../lib/core/cli.ts";
+import { type Context, existingRoot, EXIT } from "../lib/core/cli.ts";
 import { relativeTo } from "../lib/core/path.ts";
 import { loadConfig } from "../lib/state/config.ts";
 import { parseFlags } from "../lib/core/flags.ts";
 import { initHarness } from "../lib/harness/files.ts";
-import { absolutePath } from "../lib/core/path.ts";
 import { recoverOwnState } from "../lib/harness/rollback.ts";
 
 export const help = `Usage: lifeline fail init [--root DIR] [--json]
@@ -33,7 +32,7 @@ Options:
 
 export async function run(ctx: Context): Promise<number> {
   const { values } = parseFlags(ctx.args, { root: { type: "string" }, json: { type: "boolean" } });
-  const root = absolutePath(values.root ?? ".", ctx.cwd);
+  const root = await existingRoot(values.root, ctx.cwd);
   const config = await loadConfig(ctx.env, root);
   // A rollback killed half-way may have the harness set aside: put it back, never create anew.
   await recoverOwnState(root);

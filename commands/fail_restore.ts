@@ -4,13 +4,12 @@
  * @module
  */
 
-import { type Context, EXIT, UsageError } from "../lib/core/cli.ts";
+import { type Context, existingRoot, EXIT, UsageError } from "../lib/core/cli.ts";
 import { parseFlags } from "../lib/core/flags.ts";
 import { eventLine, isoSeconds } from "../lib/harness/files.ts";
-import { absolutePath } from "../lib/core/path.ts";
 import { harnessPaths } from "../lib/state/layout.ts";
 import { restoreBackup } from "../lib/harness/rollback.ts";
-import { pathExists } from "../lib/state/store.ts";
+import { appendText, stateFileExists } from "../lib/state/store.ts";
 
 export const help = `Usage: lifeline fail restore <backup-ref> [--force] [--root DIR] [--json]
 
@@ -37,17 +36,17 @@ export async function run(ctx: Context): Promise<number> {
   }, { maxPositionals: 1 });
   const ref = positionals[0];
   if (!ref) throw new UsageError("missing the backup ref to restore");
-  const root = absolutePath(values.root ?? ".", ctx.cwd);
+  const root = await existingRoot(values.root, ctx.cwd);
   const result = await restoreBackup(root, ref, { force: values.force === true, now: ctx.now() });
   const log = harnessPaths(root).eventLog;
-  if (await pathExists(log)) {
+  if (stateFileExists(log, { root })) {
     const line = eventLine(
       isoSeconds(ctx.now()),
       "RESTORE",
       `恢复 ${result.backup.ref}`,
       "SUCCESS",
     );
-    await Deno.writeTextFile(log, line + "\n", { append: true });
+    await appendText(log, line + "\n", { root });
   }
   if (values.json) {
     ctx.out.json({

@@ -82,7 +82,7 @@ export async function handle(request: HookRequest): Promise<HookOutput | null> {
   } else if (!isEvent(input, "SessionStart")) {
     return null;
   }
-  await writeFileAtomic(marker, new Date(now).toISOString() + "\n");
+  await writeFileAtomic(marker, new Date(now).toISOString() + "\n", { root });
 
   const config = await request.config();
   const waitMs = await request.lockWaitMs();

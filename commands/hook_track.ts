@@ -24,7 +24,7 @@ import {
 } from "../lib/claude/hook_io.ts";
 import { sessionPaths } from "../lib/state/layout.ts";
 import { adviceBlock, foldIntoOutbox, gatherAdvice } from "../lib/advice/pending_advice.ts";
-import { pathExists, withLock, writeFileAtomic } from "../lib/state/store.ts";
+import { pathExists, removeFile, withLock, writeFileAtomic } from "../lib/state/store.ts";
 
 export const help = `Usage: lifeline hook track [--root DIR] [--background]
 
@@ -48,12 +48,15 @@ also leaves sessions/<id>/stop-failure.json (the error and its text, e.g. the li
 ${HOOK_FLAGS_HELP}`;
 
 async function onToolSuccess(request: HookRequest, tool: string): Promise<void> {
-  const paths = sessionPaths(request.root, request.input.session_id);
+  const { root } = request;
+  const paths = sessionPaths(root, request.input.session_id);
   for (const path of [paths.failCount(tool), paths.mcpRetry(tool)]) {
     if (!await pathExists(path)) continue; // the common case: nothing to reset, no lock needed
-    await withLock(path, () => Deno.remove(path).catch(() => {}), {
-      waitMs: await request.lockWaitMs(),
-    });
+    await withLock(path, async () => {
+      await removeFile(path, { root }).catch((error) => {
+        if (!(error instanceof Deno.errors.NotFound)) throw error;
+      });
+    }, { root, waitMs: await request.lockWaitMs() });
   }
 }
 
@@ -75,13 +78,14 @@ export async function handle(request: HookRequest): Promise<HookOutput | null> {
     await writeFileAtomic(
       sessionPaths(root, input.session_id).stopFailure,
       JSON.stringify(event) + "\n",
+      { root },
     );
     return null;
   }
   if (isEvent(input, "Stop")) {
     // A finished turn: the count resets, and no API error stands. Stop cannot carry advice.
     const stopFailure = sessionPaths(root, input.session_id).stopFailure;
-    if (await pathExists(stopFailure)) await Deno.remove(stopFailure).catch(() => {});
+    if (await pathExists(stopFailure)) await removeFile(stopFailure, { root }).catch(() => {});
     await foldIntoOutbox(request, { outcomes: [{ kind: "success", at: ctx.now() }] });
     return null;
   }

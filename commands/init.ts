@@ -4,11 +4,18 @@
  * @module
  */
 
-import { CliError, type Context, EXIT, UsageError } from "../lib/core/cli.ts";
+import { CliError, type Context, existingRoot, EXIT, UsageError } from "../lib/core/cli.ts";
 import { parseFlags } from "../lib/core/flags.ts";
-import { absolutePath, baseName, joinPath } from "../lib/core/path.ts";
-import { mergeHooks, readSettings, type Scope, settingsPath } from "../lib/claude/settings.ts";
-import { writeFileAtomic } from "../lib/state/store.ts";
+import { absolutePath, baseName, dirName, joinPath } from "../lib/core/path.ts";
+import {
+  mergeHooks,
+  misshapenEvents,
+  readSettings,
+  type Scope,
+  settingsPath,
+  settingsTarget,
+} from "../lib/claude/settings.ts";
+import { writeFileAtomic, writeNewFile } from "../lib/state/store.ts";
 
 export const help =
   `Usage: lifeline init [--scope user|project|local | --settings PATH] [--dry-run] [--root DIR] [--json]
@@ -24,8 +31,9 @@ Adds lifeline's hooks to a Claude Code settings file:
 
 Running it again adds nothing: lifeline entries are recognised whatever path they call the
 binary by, and updated in place. Every other key, hook and entry is kept. The file is backed up
-next to itself (settings.json.bak-<time>) before it is written, atomically. A file that is not
-valid JSON is left alone, with its line and column reported.
+next to itself (settings.json.bak-<time>) before it is written, atomically, with its permissions
+kept; a settings.json that is a link (dotfiles) is written where it leads. A file that is not
+valid JSON, or whose hooks have a shape lifeline does not know, is left alone, with the reason.
 
 The hooks call \`lifeline\` when it is on PATH, or else this binary by its absolute path.
 
@@ -85,11 +93,11 @@ function stamp(now: number): string {
 }
 
 /** Copies the settings to `<path>.bak-<stamp>` (`-2`, `-3`, … when that name is taken). */
-async function saveBackup(path: string, text: string, at: string): Promise<string> {
+async function saveBackup(path: string, text: string, at: string, mode: number): Promise<string> {
   for (let n = 1;; n++) {
     const backup = `${path}.bak-${at}${n === 1 ? "" : `-${n}`}`;
     try {
-      await Deno.writeTextFile(backup, text, { createNew: true });
+      await writeNewFile(backup, text, { root: dirName(path), mode });
       return backup;
     } catch (error) {
       if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
@@ -112,7 +120,7 @@ export async function run(ctx: Context): Promise<number> {
   if (!["user", "project", "local"].includes(scope)) {
     throw new UsageError(`--scope must be user, project or local, got "${values.scope}"`);
   }
-  const root = absolutePath(values.root ?? ".", ctx.cwd);
+  const root = await existingRoot(values.root, ctx.cwd);
   const path = values.settings !== undefined
     ? absolutePath(values.settings, ctx.cwd)
     : settingsPath(scope, ctx.env, root);
@@ -121,6 +129,12 @@ export async function run(ctx: Context): Promise<number> {
     throw new CliError(
       `${path} is not valid JSON at line ${read.line}, column ${read.column} (${read.reason}); left it unchanged`,
       "fix that line (a trailing comma is the usual cause), then run lifeline init again",
+    );
+  }
+  if (read.kind === "not an object") {
+    throw new CliError(
+      `${path} holds ${read.found}, not a JSON object; left it unchanged`,
+      'a settings file is one JSON object, e.g. {"hooks": {}}; fix it, then run lifeline init again',
     );
   }
   const current = read.kind === "ok" ? read.value : {};
@@ -133,16 +147,33 @@ export async function run(ctx: Context): Promise<number> {
       "fix it by hand first",
     );
   }
+  const misshapen = misshapenEvents(current);
+  if (misshapen.length > 0) {
+    throw new CliError(
+      `${path}: ${misshapen.map((event) => `"hooks.${event}"`).join(", ")} ${
+        misshapen.length === 1 ? "is" : "are"
+      } not a list of matcher groups; left the file unchanged`,
+      `write it as a list, e.g. "${misshapen[0]}": [{"matcher": "*", "hooks": [...]}], ` +
+        "then run lifeline init again",
+    );
+  }
   const merged = mergeHooks(current, await binaryCommand(ctx.env));
   const changed = merged.added.length > 0 || merged.updated.length > 0 || read.kind === "missing";
   const text = JSON.stringify(merged.settings, null, 2) + "\n";
   let backup: string | null = null;
   let written = false;
   if (!values["dry-run"] && changed) {
+    // A link (settings kept in a dotfiles repository) is written where it leads, and an existing
+    // file keeps its permissions, its backup too: settings may hold tokens.
+    const target = await settingsTarget(path);
+    let mode: number | undefined;
     if (read.kind === "ok") {
-      backup = await saveBackup(path, read.text, stamp(ctx.now()));
+      mode = ((await Deno.stat(target)).mode ?? 0o644) & 0o7777;
+      backup = await saveBackup(path, read.text, stamp(ctx.now()), mode);
+    } else {
+      await Deno.mkdir(dirName(target), { recursive: true });
     }
-    await writeFileAtomic(path, text);
+    await writeFileAtomic(target, text, { root: dirName(target), mode });
     written = true;
   }
   if (values.json) {

@@ -13,6 +13,8 @@ import {
   UsageError,
   usageLine,
 } from "../lib/core/cli.ts";
+import { StdoutClosedError } from "../lib/core/output.ts";
+import { closest } from "../lib/core/suggest.ts";
 import { HOOK_NAMES, type HookName } from "../lib/claude/hook_names.ts";
 
 /** One row of the command table. */
@@ -94,11 +96,28 @@ export const COMMANDS: readonly CommandEntry[] = [
     summary: "Turn the self-heal reminder on or off (the kill switch), or show its state",
     load: () => import("./selfheal.ts"),
   },
+  {
+    name: "forget",
+    summary: "Remove an ended session's state from the project (test sessions, old ones)",
+    load: () => import("./forget.ts"),
+  },
 ];
 
 /** Groups that have subcommands, e.g. `hook`. */
 function groups(): Set<string> {
   return new Set(COMMANDS.filter((c) => c.name.includes(" ")).map((c) => c.name.split(" ")[0]!));
+}
+
+/** A group's commands, e.g. `hook crash`, `hook track`, … */
+function groupCommands(group: string): CommandEntry[] {
+  return COMMANDS.filter((c) => c.name.startsWith(group + " "));
+}
+
+/** `Usage: lifeline hook <crash|track|…>`. */
+function groupUsage(group: string): string {
+  return `Usage: lifeline ${group} <${
+    groupCommands(group).map((c) => c.name.split(" ")[1]).join("|")
+  }>`;
 }
 
 /** Finds the command named by the leading arguments. */
@@ -126,31 +145,128 @@ export function mainHelp(version: string): string {
     "",
     "Options:",
     "  -h, --help     show help (also after a command)",
-    "  -V, --version  print the version",
+    "  -V, --version  print the version (also -v, or `lifeline version`)",
     "",
-    "Run `lifeline <command> --help` for a command's options.",
+    "Run `lifeline <command> --help`, or `lifeline help <command>`, for a command's options.",
   ].join("\n");
 }
 
-function helpRequested(args: readonly string[]): boolean {
+function groupHelp(group: string): string {
+  const commands = groupCommands(group);
+  const width = Math.max(...commands.map((c) => c.name.length));
+  return [
+    groupUsage(group),
+    "",
+    "Commands:",
+    ...commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
+    "",
+    `Run \`lifeline help ${group} <command>\` for a command's options.`,
+  ].join("\n");
+}
+
+/** The arguments before a `--`. */
+function flagWords(args: readonly string[]): readonly string[] {
   const end = args.indexOf("--");
-  const flags = end < 0 ? args : args.slice(0, end);
+  return end < 0 ? args : args.slice(0, end);
+}
+
+function helpRequested(args: readonly string[]): boolean {
+  const flags = flagWords(args);
   return flags.includes("--help") || flags.includes("-h");
+}
+
+/** An error as the user sees it: the message, and the usage line or a hint when there is one. */
+interface ErrorReport {
+  error: string;
+  usage?: string;
+  hint?: string;
+  stack?: string;
+  exitCode: number;
+}
+
+/**
+ * Prints an error on stderr and returns its exit code: text lines, or, when the command line asks
+ * for `--json`, one JSON object (`{"error", "usage"?, "hint"?, "exit_code"}`), so that a script
+ * reading JSON gets JSON either way.
+ */
+function reportError(ctx: Context, report: ErrorReport): number {
+  if (flagWords(ctx.args).includes("--json")) {
+    const { exitCode, ...fields } = report;
+    ctx.out.error(JSON.stringify({ ...fields, exit_code: exitCode }));
+  } else {
+    if (report.usage) ctx.out.error(report.usage);
+    ctx.out.error(report.stack ? report.error : `error: ${report.error}`);
+    if (report.hint) ctx.out.error(`hint: ${report.hint}`);
+    if (report.stack) ctx.out.error(report.stack);
+  }
+  return report.exitCode;
+}
+
+/** What is wrong with a command line that names no command: the message and the usage line. */
+function unknownCommand(words: readonly string[]): { error: string; usage: string } {
+  const [first = "", sub] = words;
+  if (groups().has(first)) {
+    const subs = groupCommands(first).map((c) => c.name.split(" ")[1]!);
+    if (sub === undefined || sub.startsWith("-")) {
+      return { error: `missing ${first} command`, usage: groupUsage(first) };
+    }
+    const match = closest(sub, subs);
+    return {
+      error: `unknown command "${first} ${sub}" ` +
+        (match ? `(did you mean "${first} ${match}"?)` : `(try: ${subs.join(", ")})`),
+      usage: groupUsage(first),
+    };
+  }
+  const match = closest(first, [...new Set(COMMANDS.map((c) => c.name.split(" ")[0]!)), "help"]);
+  return {
+    error: `unknown command "${first}" ` +
+      (match ? `(did you mean "${match}"?)` : "(run `lifeline --help` for the list)"),
+    usage: "Usage: lifeline <command> [options]",
+  };
+}
+
+/** `lifeline help [command]`. */
+async function printHelp(ctx: Context, words: readonly string[], version: string) {
+  const found = findCommand(words);
+  if (found && found.rest.length === 0) {
+    ctx.out.line((await found.entry.load()).help);
+    return EXIT.ok;
+  }
+  if (words.length === 1 && groups().has(words[0]!)) {
+    ctx.out.line(groupHelp(words[0]!));
+    return EXIT.ok;
+  }
+  if (words.length === 0) {
+    ctx.out.line(mainHelp(version));
+    return EXIT.ok;
+  }
+  return reportError(ctx, { ...unknownCommand(words), exitCode: EXIT.usage });
 }
 
 /**
  * Runs the command named by `ctx.args` and returns the process exit code: 0, 1, 10 or 64, never 2.
  * Usage errors print the usage line and `error: …`; domain errors print the message and a hint;
- * anything unexpected is a bug and prints its stack.
+ * anything unexpected is a bug and prints its stack. With `--json`, each is one JSON object. A
+ * stdout closed by its reader (`lifeline status | head -1`) ends the command quietly, with 0.
  */
 export async function runCli(ctx: Context, version: string): Promise<number> {
+  try {
+    return await dispatch(ctx, version);
+  } catch (error) {
+    if (error instanceof StdoutClosedError) return EXIT.ok;
+    throw error;
+  }
+}
+
+async function dispatch(ctx: Context, version: string): Promise<number> {
   const args = ctx.args;
   const first = args[0];
-  if (first === "--version" || first === "-V") {
+  if (["--version", "-V", "-v", "version"].includes(first ?? "")) {
     ctx.out.line(`lifeline ${version}`);
     return EXIT.ok;
   }
-  if (first === undefined || first === "--help" || first === "-h" || first === "help") {
+  if (first === "help") return await printHelp(ctx, args.slice(1), version);
+  if (first === undefined || first === "--help" || first === "-h") {
     const help = mainHelp(version);
     if (first === undefined) {
       ctx.out.error(help);
@@ -162,22 +278,13 @@ export async function runCli(ctx: Context, version: string): Promise<number> {
   }
   const found = findCommand(args);
   if (!found) {
-    if (groups().has(first)) {
-      const names = COMMANDS.filter((c) => c.name.startsWith(first + " ")).map((c) => c.name);
-      const sub = args[1];
-      if (sub !== undefined && !sub.startsWith("-")) {
-        // DESIGN §5: an unknown hook name is exit 1 with one line, so a typo in settings.json
-        // shows up as a non-blocking error and the agent goes on.
-        ctx.out.error(`error: unknown command "${first} ${sub}" (try: ${names.join(", ")})`);
-        return EXIT.error;
-      }
-      ctx.out.error(`Usage: lifeline ${first} <${names.map((n) => n.split(" ")[1]).join("|")}>`);
-      ctx.out.error(`error: missing ${first} command`);
-      return EXIT.usage;
+    const unknown = unknownCommand(args);
+    // DESIGN §5: an unknown hook name is exit 1 with one line, so a typo in settings.json shows
+    // up as a non-blocking error and the agent goes on.
+    if (first === "hook" && args[1] !== undefined && !args[1].startsWith("-")) {
+      return reportError(ctx, { error: unknown.error, exitCode: EXIT.error });
     }
-    ctx.out.error("Usage: lifeline <command> [options]");
-    ctx.out.error(`error: unknown command "${first}" (run \`lifeline --help\` for the list)`);
-    return EXIT.usage;
+    return reportError(ctx, { ...unknown, exitCode: EXIT.usage });
   }
   const command = await found.entry.load();
   if (helpRequested(found.rest)) {
@@ -187,19 +294,26 @@ export async function runCli(ctx: Context, version: string): Promise<number> {
   try {
     return await command.run({ ...ctx, args: found.rest });
   } catch (error) {
+    if (error instanceof StdoutClosedError) throw error;
     if (error instanceof UsageError) {
-      ctx.out.error(usageLine(command.help));
-      ctx.out.error(`error: ${error.message}`);
-      return EXIT.usage;
+      return reportError(ctx, {
+        error: error.message,
+        usage: usageLine(command.help),
+        exitCode: EXIT.usage,
+      });
     }
     if (error instanceof CliError) {
-      ctx.out.error(`error: ${error.message}`);
-      if (error.hint) ctx.out.error(`hint: ${error.hint}`);
-      return EXIT.error;
+      return reportError(ctx, {
+        error: error.message,
+        ...(error.hint ? { hint: error.hint } : {}),
+        exitCode: EXIT.error,
+      });
     }
     // A bug: say so with the stack, but still never exit 2.
-    ctx.out.error(`lifeline: internal error in "${found.entry.name}"`);
-    ctx.out.error(error instanceof Error ? (error.stack ?? error.message) : String(error));
-    return EXIT.error;
+    return reportError(ctx, {
+      error: `lifeline: internal error in "${found.entry.name}"`,
+      stack: error instanceof Error ? (error.stack ?? error.message) : String(error),
+      exitCode: EXIT.error,
+    });
   }
 }

@@ -4,13 +4,13 @@
  * @module
  */
 
-import { type Context, EXIT } from "../lib/core/cli.ts";
+import { type Context, existingRoot, EXIT } from "../lib/core/cli.ts";
 import { loadConfig } from "../lib/state/config.ts";
 import { parseFlags } from "../lib/core/flags.ts";
 import { readKillSwitch } from "../lib/state/kill_switch.ts";
 import { hostEvidence, type PaneIndex } from "../lib/sessions/liveness.ts";
 import { peekAdvice } from "../lib/advice/outbox.ts";
-import { absolutePath, joinPath } from "../lib/core/path.ts";
+import { joinPath } from "../lib/core/path.ts";
 import {
   harnessPaths,
   killSwitchPath,
@@ -22,7 +22,13 @@ import {
 import { judgeSession } from "../lib/sessions/stale_policy.ts";
 import { watchStateCodec } from "../lib/watch/state.ts";
 import { readHeartbeat, readSessionRecord } from "../lib/sessions/registry.ts";
-import { listNames, numberCodec, readState } from "../lib/state/store.ts";
+import {
+  listNames,
+  numberCodec,
+  readState,
+  readStateText,
+  readTextHead,
+} from "../lib/state/store.ts";
 
 export const help = `Usage: lifeline status [--root DIR] [--json]
 
@@ -59,7 +65,8 @@ export async function gatherStatus(ctx: Context, root: string) {
     const beat = await readHeartbeat(root, id);
     if (record || beat !== undefined) {
       const age = beat === undefined ? null : Math.max(0, Math.floor(now / 1000) - beat);
-      const status = (await Deno.readTextFile(paths.status).catch(() => "")).trim();
+      const status = (await readTextHead(paths.status, { root, maxBytes: 64 })
+        .then((head) => head.text, () => "")).trim();
       const fresh = age !== null && age <= config.stale.afterSeconds;
       const judged = status === "scavenged" && !fresh
         ? { state: "scavenged", reason: "its handoff is in handoffs/scavenged.md" }
@@ -79,7 +86,7 @@ export async function gatherStatus(ctx: Context, root: string) {
     for (const name of await listNames(paths.dir)) {
       const tool = /^fail-count-(.+)\.txt$/.exec(name)?.[1];
       if (!tool) continue;
-      const count = await readState(joinPath(paths.dir, name), numberCodec);
+      const count = await readState(joinPath(paths.dir, name), numberCodec, { root });
       if (count.kind === "ok" && count.value >= config.toolFallback.threshold) {
         tools.push({ session: id, tool, failures: count.value });
       }
@@ -89,11 +96,13 @@ export async function gatherStatus(ctx: Context, root: string) {
   }
 
   const watched = [];
-  const watchDir = joinPath(stateDir(ctx.env), "watch");
+  const ownRoot = stateDir(ctx.env);
+  const watchDir = joinPath(ownRoot, "watch");
   for (const name of await listNames(watchDir)) {
     if (!name.endsWith(".json")) continue;
     // A watcher's state being written or corrupt, or an older version's: doctor reports it.
-    const state = await readState(joinPath(watchDir, name), watchStateCodec).catch(() => null);
+    const state = await readState(joinPath(watchDir, name), watchStateCodec, { root: ownRoot })
+      .catch(() => null);
     if (state?.kind !== "ok") continue;
     const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
     for (const pane of Object.values(state.value.panes)) {
@@ -119,7 +128,7 @@ export async function gatherStatus(ctx: Context, root: string) {
   for (const name of await listNames(harness.dir)) {
     const task = /^\.circuit-breaker-task-(.+)$/.exec(name)?.[1];
     if (!task) continue;
-    const text = await Deno.readTextFile(joinPath(harness.dir, name)).catch(() => "");
+    const text = await readStateText(joinPath(harness.dir, name), { root }).catch(() => "");
     breakers.push({
       task,
       triggered_at: /^triggered_at: (.+)$/m.exec(text)?.[1] ?? null,
@@ -152,7 +161,7 @@ function table(rows: string[][]): string[] {
 
 export async function run(ctx: Context): Promise<number> {
   const { values } = parseFlags(ctx.args, { root: { type: "string" }, json: { type: "boolean" } });
-  const root = absolutePath(values.root ?? ".", ctx.cwd);
+  const root = await existingRoot(values.root, ctx.cwd);
   const s = await gatherStatus(ctx, root);
   if (values.json) {
     ctx.out.json(s);

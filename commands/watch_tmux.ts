@@ -15,7 +15,7 @@ import { ProgramMissingError, runProgram } from "../lib/host/process.ts";
 import { processKey } from "../lib/host/proc.ts";
 import { expectedSocketPath, serverIdentity, type TmuxServer } from "../lib/host/tmux.ts";
 import { loadConfig } from "../lib/state/config.ts";
-import { stateDir } from "../lib/state/layout.ts";
+import { ownStateRoot } from "../lib/state/own_log.ts";
 import { logRecovery } from "../lib/state/recovery_log.ts";
 import {
   acquireInstanceLock,
@@ -186,7 +186,8 @@ export async function run(ctx: Context): Promise<number> {
       "start the agents' tmux server first, or name it with --socket NAME or --socket-path PATH",
     );
   }
-  const ownLog = joinPath(stateDir(ctx.env), "logs", "error-recovery.log");
+  const ownRoot = await ownStateRoot(ctx.env);
+  const ownLog = joinPath(ownRoot, "logs", "error-recovery.log");
   const deps = {
     tmux: tmuxClient(args.server),
     now: ctx.now,
@@ -195,7 +196,7 @@ export async function run(ctx: Context): Promise<number> {
     emit: paneRenderer(ctx, args.json),
     sessions: () => registeredPanes([root]),
     log: (entry: RecoveryEntry, at: string | null) =>
-      at === null ? appendJsonLine(ownLog, entry) : logRecovery(at, entry),
+      at === null ? appendJsonLine(ownLog, entry, { root: ownRoot }) : logRecovery(at, entry),
     processKey,
   };
   const settings = {
@@ -216,8 +217,10 @@ export async function run(ctx: Context): Promise<number> {
     },
   };
   const files = await watchFiles(ctx.env, socket);
-  const saved = await readState(files.state, watchStateCodec);
-  if (saved.kind === "corrupt" && !settings.dryRun) await quarantine(files.state, ctx.now());
+  const saved = await readState(files.state, watchStateCodec, { root: ownRoot });
+  if (saved.kind === "corrupt" && !settings.dryRun) {
+    await quarantine(files.state, { root: ownRoot, now: ctx.now() });
+  }
   const known = saved.kind === "ok" && saved.value.server.pid === server?.pid
     ? saved.value.panes
     : {};
@@ -229,7 +232,9 @@ export async function run(ctx: Context): Promise<number> {
   }
 
   // A dry run changes nothing: no lock, no state, so it can run beside the real watcher.
-  const acquired = settings.dryRun ? null : await acquireInstanceLock(files.base, ctx.pid);
+  const acquired = settings.dryRun
+    ? null
+    : await acquireInstanceLock(files.base, ctx.pid, { root: ownRoot });
   if (acquired && "heldBy" in acquired) {
     throw new CliError(
       `already running on this tmux server (pid ${acquired.heldBy ?? "unknown"})`,
@@ -288,6 +293,7 @@ export async function run(ctx: Context): Promise<number> {
             server: { socket, pid: serverPid },
             panes: Object.fromEntries(watcher.records),
           }),
+          { root: ownRoot },
         );
       }
       if (args.once) {

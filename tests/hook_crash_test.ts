@@ -8,6 +8,7 @@ type Input = Record<string, unknown> & { session_id: string };
 const NOW_S = () => Math.floor(Date.now() / 1000);
 
 async function crash(dir: string, input: Input) {
+  await Deno.mkdir(`${dir}/project`, { recursive: true });
   const result = await runLifeline(["hook", "crash"], {
     stdin: JSON.stringify({ ...input, cwd: `${dir}/project` }),
     env: { HOME: `${dir}/home` },
@@ -159,6 +160,169 @@ Deno.test({
       }
     });
   },
+});
+
+/** Holds an exclusive `flock` on `path` in another process until `release` is called. */
+async function holdFlock(path: string): Promise<{ release(): Promise<void> }> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "eval",
+      `const f = await Deno.open(${JSON.stringify(path)}, { read: true, write: true });
+       await f.lock(true);
+       console.log("locked");
+       await new Promise((resolve) => setTimeout(resolve, 60_000));`,
+    ],
+    stdout: "piped",
+    stderr: "null",
+  }).spawn();
+  const reader = child.stdout.getReader();
+  assert.match(new TextDecoder().decode((await reader.read()).value), /locked/);
+  reader.releaseLock();
+  return {
+    async release() {
+      child.kill();
+      await child.status;
+      await child.stdout.cancel();
+    },
+  };
+}
+
+Deno.test({
+  name: "claim locks: one held with flock and no owner recorded is kept, as is an unknown owner",
+  ignore: Deno.build.os === "windows",
+  async fn(t) {
+    await withTempDir(async (dir) => {
+      const old = new Date(Date.now() - 20 * 60_000);
+      const path = await write(dir, ".claims/flocked.lock", "", old);
+      await t.step("held with flock: kept, and said why", async () => {
+        const holder = await holdFlock(path);
+        try {
+          const context = await crash(dir, await start());
+          assert.deepEqual(await listDir(`${dir}/project/.claims`), ["flocked.lock"]);
+          assert.match(
+            context!,
+            /\.claims\/flocked\.lock is 20 min old, but a process holds a lock on it; kept it/,
+          );
+        } finally {
+          await holder.release();
+        }
+      });
+      await t.step("released, it is deleted", async () => {
+        await Deno.utime(path, old, old);
+        const context = await crash(dir, await start());
+        assert.match(context!, /\.claims\/flocked\.lock: 20 min old, no owner; deleted/);
+      });
+      await t.step("an owner whose liveness cannot be checked (no ps) is kept", async () => {
+        await write(dir, ".claims/owned.lock", JSON.stringify({ pid: 999_999_97 }), old);
+        await Deno.mkdir(`${dir}/project`, { recursive: true });
+        const result = await runLifeline(["hook", "crash"], {
+          stdin: JSON.stringify({ ...await start(), cwd: `${dir}/project` }),
+          env: { HOME: `${dir}/home`, PATH: `${dir}/empty-path` },
+        });
+        const context = parseHookStdout(result.stdout, "SessionStart")!.hookSpecificOutput;
+        assert.match(
+          context.additionalContext,
+          /\.claims\/owned\.lock is 20 min old, but whether its owner pid 99999997 still runs cannot be checked; kept it/,
+        );
+        assert.deepEqual(await listDir(`${dir}/project/.claims`), ["owned.lock"]);
+      });
+    });
+  },
+});
+
+Deno.test({
+  name: "claim locks: one held with lockf (a POSIX lock, invisible to flock) is kept",
+  ignore: Deno.build.os !== "linux" ||
+    !(await new Deno.Command("python3", { args: ["-c", ""] }).output().then(
+      (o) => o.success,
+      () => false,
+    )),
+  async fn() {
+    await withTempDir(async (dir) => {
+      const path = await write(dir, ".claims/posix.lock", "", new Date(Date.now() - 20 * 60_000));
+      const child = new Deno.Command("python3", {
+        args: [
+          "-c",
+          `import fcntl, sys, time
+f = open(sys.argv[1], "r+"); fcntl.lockf(f, fcntl.LOCK_EX); print("locked", flush=True); time.sleep(60)`,
+          path,
+        ],
+        stdout: "piped",
+      }).spawn();
+      const reader = child.stdout.getReader();
+      await reader.read();
+      reader.releaseLock();
+      try {
+        const context = await crash(dir, await start());
+        assert.match(
+          context!,
+          /posix\.lock is 20 min old, but a process holds a lock on it; kept it/,
+        );
+        assert.deepEqual(await listDir(`${dir}/project/.claims`), ["posix.lock"]);
+      } finally {
+        child.kill();
+        await child.status;
+        await child.stdout.cancel();
+      }
+    });
+  },
+});
+
+Deno.test("a stale loop state is deactivated by rewriting those fields only: every other byte kept", async () => {
+  await withTempDir(async (dir) => {
+    const old = NOW_S() - 3 * 3600;
+    const text = String.raw`{
+    "active" : true,
+    "run_id": 12345678901234567890,
+    "last_checked_at": ${old},
+    "ratio": 1.50,
+    "note": "h\u00e9llo \"quoted\" } ,",
+    "tasks": [ {"id": 1}, {"id": 2} ]
+}
+`;
+    const path = await write(dir, "sessions/loop/ralph.json", text);
+    await crash(dir, await start());
+    const after = await Deno.readTextFile(path);
+    const { deactivated_at } = JSON.parse(after);
+    assert.equal(
+      after,
+      text.replace('"active" : true', '"active" : false').replace(
+        '{"id": 2} ]',
+        `{"id": 2} ],\n    "deactivation_reason": "stale",\n    "deactivated_at": ${deactivated_at}`,
+      ),
+    );
+    assert.ok(Math.abs(deactivated_at - NOW_S()) < 60, "in seconds, like last_checked_at");
+  });
+});
+
+Deno.test("a finished plan (every checkbox ticked) is mentioned once, as finished", async (t) => {
+  await withTempDir(async (dir) => {
+    const plan = "# Plan: ship it\n\n- [x] write the test\n- [X] fix the bug\n* [x] release\n";
+    await write(dir, ".working-state/current-plan.md", plan);
+    await t.step("the first start hears it is finished, not that it was interrupted", async () => {
+      const context = await crash(dir, await start());
+      assert.match(
+        context!,
+        /The plan in \.working-state\/current-plan\.md \("Plan: ship it"\) is finished: all 3 of its checkboxes are ticked/,
+      );
+      assert.doesNotMatch(context!, /interrupted/);
+    });
+    await t.step("the next start hears nothing about it", async () => {
+      assert.equal(await crash(dir, { ...await start(), session_id: "next" }), null);
+    });
+    await t.step("an unticked step added: an interrupted plan again", async () => {
+      await write(dir, ".working-state/current-plan.md", plan + "- [ ] announce\n");
+      assert.match(
+        (await crash(dir, await start()))!,
+        /the last session left an interrupted plan \("Plan: ship it"\)/,
+      );
+    });
+    await t.step("that step ticked: finished, said once again", async () => {
+      await write(dir, ".working-state/current-plan.md", plan + "- [x] announce\n");
+      assert.match((await crash(dir, await start()))!, /is finished: all 4 of its checkboxes/);
+      assert.equal(await crash(dir, await start()), null);
+    });
+  });
 });
 
 Deno.test("an interrupted plan: read it before anything else, named with its first heading", async () => {

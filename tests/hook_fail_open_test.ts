@@ -63,6 +63,7 @@ for (const hook of HOOKS) {
         cwd: `${dir}/project`,
         huge: "p".repeat(10 << 20),
       };
+      await Deno.mkdir(`${dir}/project`);
       const result = await runLifeline(["hook", hook.name], {
         stdin: JSON.stringify(valid),
         env: { HOME: `${dir}/home` },

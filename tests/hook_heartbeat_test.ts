@@ -4,6 +4,7 @@ import { ownLogLines, runLifeline } from "./helpers/lifeline.ts";
 import { listDir, withTempDir } from "./helpers/temp.ts";
 
 async function heartbeat(dir: string, input: Record<string, unknown>, env = {}) {
+  await Deno.mkdir(`${dir}/project`, { recursive: true });
   return await runLifeline(["hook", "heartbeat"], {
     stdin: JSON.stringify({ ...input, cwd: `${dir}/project` }),
     env: { HOME: `${dir}/home`, ...env },
@@ -94,8 +95,12 @@ Deno.test("a path-traversal session id writes nothing anywhere, exits 0 and logs
       assert.equal(result.code, 0);
       assert.equal(result.stdout, "");
     }
-    const top = await listDir(dir);
-    assert.deepEqual(top, ["home"], "only lifeline's own log was written");
+    assert.deepEqual(
+      await listDir(dir),
+      ["home", "project"],
+      "only lifeline's own log was written",
+    );
+    assert.deepEqual(await listDir(`${dir}/project`), []);
     const log = await ownLogLines(`${dir}/home`);
     assert.equal(log.length, 4);
     assert.match(String(log[0]!.message), /Invalid session id "..\/..\/escaped"/);

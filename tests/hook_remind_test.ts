@@ -10,6 +10,7 @@ async function remind(
   input: Record<string, unknown>,
   env: Record<string, string> = {},
 ) {
+  await Deno.mkdir(`${dir}/project`, { recursive: true });
   const stdin = JSON.stringify({ ...input, cwd: `${dir}/project` });
   return await runLifeline(["hook", "remind"], { stdin, env: { HOME: `${dir}/home`, ...env } });
 }

@@ -7,6 +7,7 @@ type Input = Record<string, unknown> & { session_id: string; prompt_id?: unknown
 
 /** Runs a hook on `input` moved into `<dir>/project`; returns the context it gave, or null. */
 async function hook(dir: string, name: string, input: Input, event?: string) {
+  await Deno.mkdir(`${dir}/project`, { recursive: true });
   const result = await runLifeline(["hook", name], {
     stdin: JSON.stringify({ ...input, cwd: `${dir}/project` }),
     env: { HOME: `${dir}/home` },
@@ -438,4 +439,26 @@ Deno.test("every track action is logged to logs/error-recovery.log", async () =>
     assert.equal(log[0].kind, "tool_fallback");
     assert.equal(log[0].target, "Bash");
   });
+});
+
+Deno.test("an adversarial MCP error of 1 MB is judged at once (no regex backtracking)", async (t) => {
+  const errors = {
+    '"server not " repeated': "server not ".repeat(100_000),
+    "MCP and 1 MB without disconnect": "MCP " + "x".repeat(1 << 20),
+    '"transport " repeated': "transport ".repeat(100_000),
+  };
+  for (const [name, error] of Object.entries(errors)) {
+    await t.step(name, async () => {
+      await withTempDir(async (dir) => {
+        const fail = {
+          ...await hookInput("hh-tool-fail", "PostToolUseFailure"),
+          tool_name: "mcp__github__create_issue",
+          error,
+        };
+        const started = Date.now();
+        await hook(dir, "track", fail);
+        assert.ok(Date.now() - started < 5000, `${Date.now() - started} ms`);
+      });
+    });
+  }
 });

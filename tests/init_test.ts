@@ -2,12 +2,16 @@ import assert from "node:assert/strict";
 import { runLifeline } from "./helpers/lifeline.ts";
 import { listDir, withTempDir } from "./helpers/temp.ts";
 
-async function init(dir: string, ...args: string[]) {
-  return await runLifeline(["init", "--json", ...args], {
+/** `lifeline init <args>` in `<dir>/project`, with a `lifeline` on PATH. */
+async function runInit(dir: string, args: string[]) {
+  return await runLifeline(["init", ...args], {
     env: { HOME: `${dir}/home`, PATH: `${dir}/bin:/usr/bin:/bin` },
     cwd: `${dir}/project`,
   });
 }
+
+/** `lifeline init --json <args>`. */
+const init = (dir: string, ...args: string[]) => runInit(dir, ["--json", ...args]);
 
 async function setUp(dir: string): Promise<string> {
   await Deno.mkdir(`${dir}/project/.claude`, { recursive: true });
@@ -225,6 +229,101 @@ Deno.test({
         .command as string;
       assert.ok(command.startsWith(Deno.execPath()), command);
       assert.match(command, /main\.ts hook track$/);
+    });
+  },
+});
+
+Deno.test({
+  name: "a settings.json that is a link (dotfiles) is written where it leads; the link stays",
+  ignore: Deno.build.os === "windows",
+  async fn() {
+    await withTempDir(async (dir) => {
+      const path = await setUp(dir);
+      await Deno.mkdir(`${dir}/dotfiles`);
+      await Deno.writeTextFile(`${dir}/dotfiles/settings.json`, '{"model": "opus"}\n');
+      await Deno.symlink(`${dir}/dotfiles/settings.json`, path);
+      const result = await init(dir);
+      assert.equal(result.code, 0, result.stderr);
+      assert.ok((await Deno.lstat(path)).isSymlink, "still a link");
+      const target = JSON.parse(await Deno.readTextFile(`${dir}/dotfiles/settings.json`));
+      assert.equal(target.model, "opus");
+      assert.deepEqual(target.hooks, EXPECTED_HOOKS);
+      assert.deepEqual(await listDir(`${dir}/dotfiles`), ["settings.json"], "no temp file left");
+      const backup = JSON.parse(result.stdout).backup;
+      assert.equal(await Deno.readTextFile(backup), '{"model": "opus"}\n');
+    });
+  },
+});
+
+Deno.test({
+  name: "a 0600 settings file stays 0600, and so does its backup",
+  ignore: Deno.build.os === "windows",
+  async fn() {
+    await withTempDir(async (dir) => {
+      const path = await setUp(dir);
+      await Deno.writeTextFile(path, '{"env": {"API_TOKEN": "secret"}}\n');
+      await Deno.chmod(path, 0o600);
+      const result = await init(dir);
+      assert.equal(result.code, 0, result.stderr);
+      assert.equal((await Deno.stat(path)).mode! & 0o777, 0o600);
+      assert.equal((await Deno.stat(JSON.parse(result.stdout).backup)).mode! & 0o777, 0o600);
+    });
+  },
+});
+
+Deno.test({
+  name: "a hooks shape init does not understand is refused, and the user's hook is kept",
+  ignore: Deno.build.os === "windows",
+  async fn() {
+    await withTempDir(async (dir) => {
+      const path = await setUp(dir);
+      const text = JSON.stringify({
+        hooks: { PostToolUse: { matcher: "*", hooks: [{ type: "command", command: "audit" }] } },
+      });
+      await Deno.writeTextFile(path, text);
+      const result = await runInit(dir, []);
+      assert.equal(result.code, 1);
+      assert.match(
+        result.stderr,
+        /^error: .*settings\.json: "hooks\.PostToolUse" is not a list of matcher groups; left the file unchanged\nhint: write it as a list/,
+      );
+      assert.equal(await Deno.readTextFile(path), text);
+      assert.deepEqual(await listDir(`${dir}/home/.claude`), ["settings.json"], "no backup");
+    });
+  },
+});
+
+Deno.test({
+  name: "a settings file that starts with a byte-order mark is read, and written back as JSON",
+  ignore: Deno.build.os === "windows",
+  async fn() {
+    await withTempDir(async (dir) => {
+      const path = await setUp(dir);
+      await Deno.writeTextFile(path, '\uFEFF{\n  "model": "opus"\n}\n');
+      const result = await init(dir);
+      assert.equal(result.code, 0, result.stderr);
+      const written = JSON.parse(await Deno.readTextFile(path));
+      assert.equal(written.model, "opus");
+      assert.deepEqual(written.hooks, EXPECTED_HOOKS);
+    });
+  },
+});
+
+Deno.test({
+  name: "a settings file of [] is not an object, and gets no trailing-comma hint",
+  ignore: Deno.build.os === "windows",
+  async fn() {
+    await withTempDir(async (dir) => {
+      const path = await setUp(dir);
+      await Deno.writeTextFile(path, "[]\n");
+      const result = await runInit(dir, []);
+      assert.equal(result.code, 1);
+      assert.match(
+        result.stderr,
+        /settings\.json holds an array, not a JSON object; left it unchanged/,
+      );
+      assert.doesNotMatch(result.stderr, /trailing comma/);
+      assert.equal(await Deno.readTextFile(path), "[]\n");
     });
   },
 });

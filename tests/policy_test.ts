@@ -1,5 +1,10 @@
 import assert from "node:assert/strict";
-import { BUILTIN_FALLBACKS, findFallback, parseFallbackMap } from "../lib/advice/fallback_map.ts";
+import {
+  BUILTIN_FALLBACKS,
+  findFallback,
+  globMatches,
+  parseFallbackMap,
+} from "../lib/advice/fallback_map.ts";
 import type { TurnOutcome } from "../lib/claude/transcript.ts";
 import { backoffSeconds, onMcpFailure } from "../lib/advice/mcp_retry_policy.ts";
 import {
@@ -11,7 +16,9 @@ import {
   withModel,
 } from "../lib/advice/model_fallback_policy.ts";
 import {
-  deactivated,
+  type ClaimDecision,
+  type ClaimEvidence,
+  deactivation,
   decideClaim,
   decideLoopState,
   parseClaimOwner,
@@ -199,14 +206,13 @@ Deno.test("loop state: active and older than 7200 s is stale; everything else is
   const byFileTime = decideLoopState({ active: true }, NOW - 8000_000, NOW, 7200);
   assert.equal(byFileTime.action === "deactivate" && byFileTime.basis, "file time");
   const state = { active: true, last_checked_at: 1796040000, iteration: 9, tasks: [{ id: 1 }] };
-  assert.deepEqual(deactivated(state, NOW), {
-    ...state,
+  assert.deepEqual(deactivation(state, NOW), {
     active: false,
     deactivation_reason: "stale",
     deactivated_at: NOW / 1000,
   });
   assert.equal(
-    deactivated({ active: true, last_checked_at: "2026-01-01T00:00:00Z" }, NOW).deactivated_at,
+    deactivation({ active: true, last_checked_at: "2026-01-01T00:00:00Z" }, NOW).deactivated_at,
     new Date(NOW).toISOString(),
   );
 });
@@ -218,27 +224,60 @@ Deno.test("claim locks: owner formats, and the decision", () => {
   assert.deepEqual(parseClaimOwner("1234@box\n"), { pid: 1234, host: "box" });
   assert.deepEqual(parseClaimOwner("session=abc\npid=99\nhost=box"), { pid: 99, host: "box" });
   assert.deepEqual(parseClaimOwner("locked by someone"), {});
+});
+
+Deno.test("claim locks: deleted only when old and the owner is known dead, or none recorded and no lock held", async (t) => {
   const min = 60_000;
-  assert.deepEqual(decideClaim(14 * min, {}, "not checked", "box", 15), {
-    action: "keep",
-    reason: "fresh",
-  });
-  assert.deepEqual(decideClaim(16 * min, {}, "not checked", "box", 15), {
-    action: "delete",
-    reason: "no owner recorded",
-  });
-  assert.deepEqual(decideClaim(16 * min, { pid: 1 }, "dead", "box", 15), {
-    action: "delete",
-    reason: "owner gone",
-  });
-  assert.deepEqual(decideClaim(16 * min, { pid: 1 }, "alive", "box", 15), {
-    action: "keep",
-    reason: "owner alive",
-  });
-  assert.deepEqual(decideClaim(16 * min, { pid: 1, host: "other" }, "dead", "box", 15), {
-    action: "keep",
-    reason: "owner on another host",
-  });
+  const settings = { thisHost: "box", staleMinutes: 15 };
+  const old = { ageMs: 16 * min, lockHeld: false } as const;
+  const none = { owner: {}, ownerState: "not checked" } as const;
+  const rows: [string, ClaimEvidence, ClaimDecision][] = [
+    ["fresh", { ...old, ...none, ageMs: 14 * min }, { action: "keep", reason: "fresh" }],
+    ["no owner, no lock", { ...old, ...none }, { action: "delete", reason: "no owner recorded" }],
+    [
+      "no owner, held with flock",
+      { ...old, ...none, lockHeld: true },
+      { action: "keep", reason: "lock held" },
+    ],
+    [
+      "no owner, lock cannot be checked",
+      { ...old, ...none, lockHeld: "unknown" },
+      { action: "keep", reason: "lock unknown" },
+    ],
+    [
+      "owner dead",
+      { ...old, owner: { pid: 1 }, ownerState: "dead" },
+      { action: "delete", reason: "owner gone" },
+    ],
+    [
+      "owner's pid now another program",
+      { ...old, owner: { pid: 1 }, ownerState: "reused" },
+      { action: "delete", reason: "owner gone" },
+    ],
+    [
+      "owner alive",
+      { ...old, owner: { pid: 1 }, ownerState: "alive" },
+      { action: "keep", reason: "owner alive" },
+    ],
+    [
+      "owner cannot be checked (Windows, no ps)",
+      { ...old, owner: { pid: 1 }, ownerState: "unknown" },
+      { action: "keep", reason: "owner unknown" },
+    ],
+    [
+      "owner dead but the lock is held",
+      { ...old, owner: { pid: 1 }, ownerState: "dead", lockHeld: true },
+      { action: "keep", reason: "lock held" },
+    ],
+    [
+      "owner on another host",
+      { ...old, owner: { pid: 1, host: "other" }, ownerState: "dead" },
+      { action: "keep", reason: "owner on another host" },
+    ],
+  ];
+  for (const [name, claim, decision] of rows) {
+    await t.step(name, () => assert.deepEqual(decideClaim(claim, settings), decision));
+  }
 });
 
 Deno.test("fallback map: tables and lists, exact names before patterns, bad lines ignored", () => {
@@ -268,6 +307,28 @@ Deno.test("fallback map: tables and lists, exact names before patterns, bad line
   assert.equal(findFallback(entries, "mcp__firecrawl__crawl"), undefined);
   assert.equal(findFallback(BUILTIN_FALLBACKS, "Edit")?.tool, "Edit");
   assert.deepEqual(parseFallbackMap("\u0000garbage|||\n| | |"), []);
+});
+
+Deno.test("fallback map globs: `*` is any run of characters, matched without backtracking", async (t) => {
+  const rows: [string, string, boolean][] = [
+    ["mcp__github__*", "mcp__github__create_issue", true],
+    ["mcp__*__create_*", "mcp__gitlab__create_mr", true],
+    ["*", "", true],
+    ["mcp__github__*", "mcp__gitlab__x", false],
+    ["a*b", "a", false],
+    ["Edit", "Edit", true],
+  ];
+  for (const [glob, tool, expected] of rows) {
+    await t.step(
+      `${glob} ~ ${tool || '""'}`,
+      () => assert.equal(globMatches(glob, tool), expected),
+    );
+  }
+  await t.step("a glob of 30 stars against 200 characters is answered at once", () => {
+    const started = performance.now();
+    assert.equal(globMatches("a*".repeat(30) + "b", "a".repeat(200)), false);
+    assert.ok(performance.now() - started < 50);
+  });
 });
 
 Deno.test("transcript: API-error rows become failures keyed by their prompt, replies successes", async () => {

@@ -23,8 +23,8 @@ const counter = jsonCodec((value) => {
 Deno.test("writeFileAtomic creates parent directories and leaves no temp file", async () => {
   await withTempDir(async (dir) => {
     const path = `${dir}/a/b/state.json`;
-    await writeFileAtomic(path, "{}\n");
-    await writeFileAtomic(path, '{"x":1}\n');
+    await writeFileAtomic(path, "{}\n", { root: dir });
+    await writeFileAtomic(path, '{"x":1}\n', { root: dir });
     assert.equal(await Deno.readTextFile(path), '{"x":1}\n');
     const names = await listDir(`${dir}/a/b`);
     assert.deepEqual(names, ["state.json"]);
@@ -34,11 +34,11 @@ Deno.test("writeFileAtomic creates parent directories and leaves no temp file", 
 Deno.test("readState tells missing, ok and corrupt apart without moving anything", async () => {
   await withTempDir(async (dir) => {
     const path = `${dir}/n.txt`;
-    assert.deepEqual(await readState(path, numberCodec), { kind: "missing" });
+    assert.deepEqual(await readState(path, numberCodec, { root: dir }), { kind: "missing" });
     await Deno.writeTextFile(path, "42\n");
-    assert.deepEqual(await readState(path, numberCodec), { kind: "ok", value: 42 });
+    assert.deepEqual(await readState(path, numberCodec, { root: dir }), { kind: "ok", value: 42 });
     await Deno.writeTextFile(path, "forty-two");
-    const corrupt = await readState(path, numberCodec);
+    const corrupt = await readState(path, numberCodec, { root: dir });
     assert.equal(corrupt.kind, "corrupt");
     assert.equal(await Deno.readTextFile(path), "forty-two");
   });
@@ -50,6 +50,7 @@ Deno.test("updateState quarantines a corrupt file, keeps its bytes, and starts f
     await Deno.writeTextFile(path, '{"count": 7'); // torn
     const now = Date.UTC(2026, 10, 30, 12, 0, 0);
     const result = await updateState(path, counter, (c) => ({ count: (c?.count ?? 0) + 1 }), {
+      root: dir,
       waitMs: 1000,
       now,
     });
@@ -66,7 +67,11 @@ Deno.test("updateState writes nothing when the update returns undefined", async 
     const path = `${dir}/counter.json`;
     await Deno.writeTextFile(path, '{"count":3}');
     const before = (await Deno.stat(path)).mtime;
-    const result = await updateState(path, counter, () => undefined, { waitMs: 100, now: 0 });
+    const result = await updateState(path, counter, () => undefined, {
+      root: dir,
+      waitMs: 100,
+      now: 0,
+    });
     assert.equal(result.written, false);
     assert.deepEqual(result.value, { count: 3 });
     assert.deepEqual((await Deno.stat(path)).mtime, before);
@@ -78,16 +83,26 @@ Deno.test("withLock times out while another holder keeps the lock, then succeeds
     const path = `${dir}/state.json`;
     let release!: () => void;
     const held = withLock(path, () => new Promise<void>((resolve) => (release = resolve)), {
+      root: dir,
       waitMs: 0,
     });
     await new Promise((resolve) => setTimeout(resolve, 20));
     const started = Date.now();
-    await assert.rejects(withLock(path, async () => {}, { waitMs: 150 }), LockTimeoutError);
+    await assert.rejects(
+      withLock(path, async () => {}, { root: dir, waitMs: 150 }),
+      LockTimeoutError,
+    );
     assert.ok(Date.now() - started >= 140, "waited for the bounded time");
-    await assert.rejects(withLock(path, async () => {}, { waitMs: 0 }), LockTimeoutError);
+    await assert.rejects(
+      withLock(path, async () => {}, { root: dir, waitMs: 0 }),
+      LockTimeoutError,
+    );
     release();
     await held;
-    assert.equal(await withLock(path, () => Promise.resolve("got it"), { waitMs: 0 }), "got it");
+    assert.equal(
+      await withLock(path, () => Promise.resolve("got it"), { root: dir, waitMs: 0 }),
+      "got it",
+    );
   });
 });
 
@@ -99,6 +114,7 @@ Deno.test("100 concurrent in-process updates end exact", async () => {
         { length: 100 },
         () =>
           updateState(path, counter, (c) => ({ count: (c?.count ?? 0) + 1 }), {
+            root: dir,
             waitMs: 30_000,
             now: 0,
           }),
@@ -178,7 +194,10 @@ Deno.test("appendJsonLine writes one line per record, and concurrent appends nev
   await withTempDir(async (dir) => {
     const path = `${dir}/logs/x.log`;
     await Promise.all(
-      Array.from({ length: 200 }, (_, i) => appendJsonLine(path, { i, text: "y".repeat(300) })),
+      Array.from(
+        { length: 200 },
+        (_, i) => appendJsonLine(path, { i, text: "y".repeat(300) }, { root: dir }),
+      ),
     );
     const lines = (await Deno.readTextFile(path)).trimEnd().split("\n");
     assert.equal(lines.length, 200);
@@ -190,7 +209,13 @@ Deno.test("appendJsonLine writes one line per record, and concurrent appends nev
 Deno.test("appendJsonLine shortens long strings to keep a record one small write", async () => {
   await withTempDir(async (dir) => {
     const path = `${dir}/x.log`;
-    await appendJsonLine(path, { message: "z".repeat(10_000), nested: { deep: "q".repeat(5000) } });
+    await appendJsonLine(
+      path,
+      { message: "z".repeat(10_000), nested: { deep: "q".repeat(5000) } },
+      {
+        root: dir,
+      },
+    );
     const line = (await Deno.readTextFile(path)).trimEnd();
     assert.ok(line.length < 4096, `line is ${line.length} characters`);
     assert.equal(JSON.parse(line).message.length, 601);
@@ -207,7 +232,9 @@ Deno.test("readJsonLines skips torn, blank and oversized lines", async () => {
     );
     const skipped = { count: 0 };
     const rows = [];
-    for await (const row of readJsonLines(path, { maxLineLength: 1000, skipped })) rows.push(row);
+    for await (const row of readJsonLines(path, { root: dir, maxLineLength: 1000, skipped })) {
+      rows.push(row);
+    }
     assert.deepEqual(rows, [{ a: 1 }, { a: 2 }]);
     assert.equal(skipped.count, 3);
   });
@@ -219,7 +246,7 @@ Deno.test("readLines streams lines across chunk boundaries, UTF-8 intact", async
     const lines = Array.from({ length: 5000 }, (_, i) => `line ${i} · ∙ ❯ ${"é".repeat(i % 50)}`);
     await Deno.writeTextFile(path, lines.join("\n") + "\n");
     const read = [];
-    for await (const line of readLines(path)) read.push(line);
+    for await (const line of readLines(path, { root: dir })) read.push(line);
     assert.deepEqual(read, lines);
   });
 });

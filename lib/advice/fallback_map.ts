@@ -13,10 +13,14 @@
  * ```
  *
  * A `*` in a tool name matches any run of characters. The first exact match wins, then the first
- * pattern. Lines that fit neither form are ignored, and a missing file is an empty map.
+ * pattern. Lines that fit neither form are ignored, and a missing file is an empty map. The file
+ * is the agent's to edit, so it is read bounded and parsed without backtracking patterns.
  *
  * @module
  */
+
+import { projectPaths } from "../state/layout.ts";
+import { readTextHead, RefusedPathError } from "../state/store.ts";
 
 /** One mapping. */
 export interface FallbackEntry {
@@ -41,27 +45,54 @@ export function parseFallbackMap(markdown: string): FallbackEntry[] {
       entries.push({ tool, fallback, limits });
       continue;
     }
-    const item = /^[-*]\s+`?([^\s`]+)`?\s*(?:->|→|=>)\s*(.+)$/.exec(line);
-    if (item) {
-      const [, tool, rest] = item;
-      const withLimits = /^(.*?)\s*\((.*)\)\s*$/.exec(rest!);
-      entries.push({
-        tool: tool!,
-        fallback: stripCode((withLimits ? withLimits[1]! : rest!).trim()),
-        limits: withLimits ? withLimits[2]!.trim() : "",
-      });
-    }
+    const item = /^[-*]\s+`?([^\s`]+)`?\s*(?:->|→|=>)\s*(\S.*)$/.exec(line);
+    if (item) entries.push({ tool: item[1]!, ...splitLimits(item[2]!) });
   }
   return entries;
+}
+
+/** `fallback (what it cannot do)`: the text up to the first `(`, and what the parentheses hold. */
+function splitLimits(rest: string): { fallback: string; limits: string } {
+  const text = rest.trimEnd();
+  const open = text.indexOf("(");
+  if (!text.endsWith(")") || open < 0) {
+    return { fallback: stripCode(text), limits: "" };
+  }
+  return {
+    fallback: stripCode(text.slice(0, open).trim()),
+    limits: text.slice(open + 1, -1).trim(),
+  };
 }
 
 function stripCode(text: string): string {
   return text.replace(/^`(.*)`$/, "$1");
 }
 
-function globToRegExp(glob: string): RegExp {
-  const escaped = glob.replace(/[.+?^${}()|[\]\\]/g, "\\$&").replace(/\*/g, ".*");
-  return new RegExp(`^${escaped}$`);
+/**
+ * Whether `glob` (where `*` is any run of characters) matches all of `text`. A loop rather than a
+ * regex: `a*a*a*…b` as a regex backtracks exponentially, this is at most glob × text steps.
+ */
+export function globMatches(glob: string, text: string): boolean {
+  let g = 0;
+  let t = 0;
+  let star = -1;
+  let resume = 0;
+  while (t < text.length) {
+    if (glob[g] === "*") {
+      star = g++;
+      resume = t;
+    } else if (glob[g] === text[t]) {
+      g++;
+      t++;
+    } else if (star >= 0) {
+      g = star + 1;
+      t = ++resume;
+    } else {
+      return false;
+    }
+  }
+  while (glob[g] === "*") g++;
+  return g === glob.length;
 }
 
 /** The entry for `tool`: an exact match first, then the first matching pattern. */
@@ -70,7 +101,7 @@ export function findFallback(
   tool: string,
 ): FallbackEntry | undefined {
   return entries.find((e) => e.tool === tool) ??
-    entries.find((e) => e.tool.includes("*") && globToRegExp(e.tool).test(tool));
+    entries.find((e) => e.tool.includes("*") && globMatches(e.tool, tool));
 }
 
 /** Fallbacks for Claude Code's own tools, used when the project's map has no entry. */
@@ -102,11 +133,22 @@ export const BUILTIN_FALLBACKS: readonly FallbackEntry[] = [
   },
 ];
 
-/** Reads the project's map; missing or unreadable files give an empty map. */
-export async function readFallbackMap(path: string): Promise<FallbackEntry[]> {
+/** How much of the map is read: far more than any hand-written table. */
+const MAP_BYTES = 256 << 10;
+
+/**
+ * Reads the project's map; a missing or unreadable file is an empty map. One that is a link or
+ * not a regular file is refused ({@linkcode RefusedPathError}): its text would reach the model.
+ */
+export async function readFallbackMap(root: string): Promise<FallbackEntry[]> {
   try {
-    return parseFallbackMap(await Deno.readTextFile(path));
-  } catch {
+    const head = await readTextHead(projectPaths(root).fallbackTools, {
+      root,
+      maxBytes: MAP_BYTES,
+    });
+    return parseFallbackMap(head.text);
+  } catch (error) {
+    if (error instanceof RefusedPathError) throw error;
     return [];
   }
 }

@@ -25,6 +25,9 @@ import {
   jsonCodec,
   readJsonLines,
   readState,
+  RefusedPathError,
+  removeFile,
+  renameFile,
   type UpdateResult,
   updateState,
 } from "../state/store.ts";
@@ -75,7 +78,7 @@ export async function recordTurnEvent(
   sessionId: string,
   event: TurnEvent,
 ): Promise<void> {
-  await appendJsonLine(sessionPaths(root, sessionId).events, event);
+  await appendJsonLine(sessionPaths(root, sessionId).events, event, { root });
 }
 
 const BATCH = /^events\.[a-z0-9]+\.folding\.jsonl$/;
@@ -85,7 +88,7 @@ async function takeBatches(root: string, sessionId: string): Promise<string[]> {
   const dir = sessionPaths(root, sessionId).dir;
   const fresh = joinPath(dir, `events.${Math.random().toString(36).slice(2, 10)}.folding.jsonl`);
   try {
-    await Deno.rename(sessionPaths(root, sessionId).events, fresh);
+    await renameFile(sessionPaths(root, sessionId).events, fresh, { root });
   } catch (error) {
     if (!(error instanceof Deno.errors.NotFound)) throw error;
   }
@@ -114,10 +117,10 @@ function eventToOutcome(row: unknown): TurnOutcome | undefined {
   };
 }
 
-async function readOutcomes(path: string): Promise<TurnOutcome[]> {
+async function readOutcomes(root: string, path: string): Promise<TurnOutcome[]> {
   const outcomes: TurnOutcome[] = [];
   try {
-    for await (const row of readJsonLines(path)) {
+    for await (const row of readJsonLines(path, { root })) {
       const outcome = eventToOutcome(row);
       if (outcome) outcomes.push(outcome);
     }
@@ -165,7 +168,11 @@ export async function foldTurns(
         await readTailLines(input.transcriptPath, TRANSCRIPT_TAIL_BYTES),
       );
     } catch (error) {
-      if (!(error instanceof Deno.errors.NotFound)) throw error;
+      // A transcript that is gone, or is not a regular file (a FIFO would block, a device never
+      // end), has nothing to fold; the session's own events still count.
+      if (!(error instanceof Deno.errors.NotFound || error instanceof RefusedPathError)) {
+        throw error;
+      }
     }
   }
   const advice: string[] = [];
@@ -175,7 +182,7 @@ export async function foldTurns(
     // Events appended after this rename start a new file and wait for the next fold.
     batches = await takeBatches(root, sessionId);
     const events: TurnOutcome[] = [];
-    for (const batch of batches) events.push(...await readOutcomes(batch));
+    for (const batch of batches) events.push(...await readOutcomes(root, batch));
     const before = current ?? emptyTracker();
     let state = before;
     const model = input.model ?? fromTranscript.model ?? undefined;
@@ -191,10 +198,10 @@ export async function foldTurns(
     }
     // Nothing new (the usual SessionStart): leave the file alone rather than rewrite it.
     return current && sameTracker(before, state) ? undefined : state;
-  }, { waitMs: options.waitMs, now: options.now });
+  }, { root, waitMs: options.waitMs, now: options.now });
   // Only once the tracker is written: a fold that dies before leaves the batches for the next
   // one, and re-applying them is harmless (each error counts once, by key).
-  for (const batch of batches) await Deno.remove(batch).catch(() => {});
+  for (const batch of batches) await removeFile(batch, { root }).catch(() => {});
   return { advice, result };
 }
 
@@ -204,6 +211,8 @@ function sameTracker(a: TrackerState, b: TrackerState): boolean {
 
 /** Reads a session's tracker without locking. */
 export async function readTracker(root: string, sessionId: string): Promise<TrackerState> {
-  const result = await readState(sessionPaths(root, sessionId).failureTracker, trackerCodec);
+  const result = await readState(sessionPaths(root, sessionId).failureTracker, trackerCodec, {
+    root,
+  });
   return result.kind === "ok" ? result.value : emptyTracker();
 }

@@ -12,7 +12,7 @@
  */
 
 import type { TurnOutcome } from "../claude/transcript.ts";
-import { API_ERROR_KINDS, PROMPT_TOO_LONG, RESET_PHRASE } from "../claude/patterns.ts";
+import { API_ERROR_KINDS, PROMPT_TOO_LONG, RESET_PHRASE, textEnds } from "../claude/patterns.ts";
 
 /** A failure that counts, remembered until a later success makes it irrelevant. */
 export interface CountedFailure {
@@ -59,7 +59,7 @@ export function classifyApiError(error: string, message = ""): ErrorClass {
   if ((API_ERROR_KINDS.counted as readonly string[]).includes(error)) return "counted";
   if ((API_ERROR_KINDS.rateLimit as readonly string[]).includes(error)) return "rate_limit";
   if ((API_ERROR_KINDS.permanent as readonly string[]).includes(error)) return "permanent";
-  if (error === "invalid_request" && PROMPT_TOO_LONG.test(message)) return "permanent";
+  if (error === "invalid_request" && PROMPT_TOO_LONG.test(textEnds(message))) return "permanent";
   return "other";
 }
 
@@ -125,7 +125,7 @@ export function applyOutcome(
 function nonCountedAdvice(errorClass: ErrorClass, outcome: TurnOutcome & { kind: "api_error" }) {
   const message = outcome.message?.trim();
   if (errorClass === "rate_limit") {
-    const reset = message ? RESET_PHRASE.exec(message)?.[1]?.trim() : undefined;
+    const reset = message ? RESET_PHRASE.exec(textEnds(message))?.[1]?.trim() : undefined;
     return `[RATE LIMIT] The API rate limit was hit${
       reset ? ` (it resets ${reset})` : ""
     }. Wait for the reset, then continue. Do not switch model for a rate limit: it does not help.`;

@@ -12,7 +12,7 @@
 import * as z from "zod";
 import { lazy } from "../core/lazy.ts";
 import { sessionPaths } from "../state/layout.ts";
-import { appendJsonLine, pathExists, readJsonLines, withLock } from "../state/store.ts";
+import { appendJsonLine, pathExists, readJsonLines, removeFile, withLock } from "../state/store.ts";
 
 /** One piece of advice for the agent. */
 export const adviceSchema = lazy(() =>
@@ -35,7 +35,7 @@ export async function postAdvice(
   { waitMs }: { waitMs: number },
 ): Promise<void> {
   const path = sessionPaths(root, sessionId).outbox;
-  await withLock(path, () => appendJsonLine(path, advice), { waitMs });
+  await withLock(path, () => appendJsonLine(path, advice, { root }), { root, waitMs });
 }
 
 /** Reads a session's pending advice without taking it. */
@@ -43,7 +43,7 @@ export async function peekAdvice(root: string, sessionId: string): Promise<Advic
   const path = sessionPaths(root, sessionId).outbox;
   const advice: Advice[] = [];
   try {
-    for await (const row of readJsonLines(path)) {
+    for await (const row of readJsonLines(path, { root })) {
       const parsed = z.safeParse(adviceSchema(), row);
       if (parsed.success) advice.push(parsed.data);
     }
@@ -66,11 +66,11 @@ export async function takeAdvice(
   if (!await pathExists(path)) return []; // the common case, and no lock needed to see it
   return await withLock(path, async () => {
     const advice = await peekAdvice(root, sessionId);
-    await Deno.remove(path).catch((error) => {
+    await removeFile(path, { root }).catch((error) => {
       if (!(error instanceof Deno.errors.NotFound)) throw error;
     });
     return advice;
-  }, { waitMs });
+  }, { root, waitMs });
 }
 
 /** Advice as a block of context, or "" when there is none. Repeated texts are given once. */

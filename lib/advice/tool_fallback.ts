@@ -11,7 +11,7 @@ import type { Config } from "../state/config.ts";
 import { BUILTIN_FALLBACKS, findFallback, readFallbackMap } from "./fallback_map.ts";
 import type { HookRequest, InputOf } from "../claude/hook_io.ts";
 import { firstMatch, MCP_CONNECTION_ERRORS } from "../claude/patterns.ts";
-import { projectPaths, sessionPaths } from "../state/layout.ts";
+import { sessionPaths } from "../state/layout.ts";
 import { type McpRetryState, onMcpFailure } from "./mcp_retry_policy.ts";
 import { logRecovery } from "../state/recovery_log.ts";
 import { jsonCodec, numberCodec, updateState } from "../state/store.ts";
@@ -42,7 +42,7 @@ function fallbackText(entry: { fallback: string; limits: string }): string {
 }
 
 async function toolFallbackAdvice(root: string, tool: string, count: number): Promise<string> {
-  const entry = findFallback(await readFallbackMap(projectPaths(root).fallbackTools), tool) ??
+  const entry = findFallback(await readFallbackMap(root), tool) ??
     findFallback(BUILTIN_FALLBACKS, tool);
   const head = `[TOOL FALLBACK] ${tool} failed ${count} times in a row.`;
   return entry
@@ -63,7 +63,7 @@ async function mcpAdvice(
       `then retry once (attempt ${advice.attempt}/${advice.maxAttempts}).`;
   }
   const head = `[MCP FALLBACK] ${tool} failed ${advice.attempt} times in a row (${reason}).`;
-  const entry = findFallback(await readFallbackMap(projectPaths(root).fallbackTools), tool);
+  const entry = findFallback(await readFallbackMap(root), tool);
   return entry
     ? `${head} Use ${fallbackText(entry)} instead. The server can be reconnected with /mcp.`
     : `${head} No fallback is mapped for it: ask the user to reconnect the MCP server "${server}" ` +
@@ -94,7 +94,7 @@ export async function onToolFailure(
     await updateState(paths.mcpRetry(tool), mcpRetryCodec, (current) => {
       decided = onMcpFailure(current, now, config.mcp, Math.random());
       return decided.state;
-    }, { waitMs, now });
+    }, { root, waitMs, now });
     const text = await mcpAdvice(root, tool, server, connection.name, decided.advice);
     advice.push(text);
     actions.push({ kind: decided.advice.kind === "retry" ? "mcp_retry" : "mcp_fallback", text });
@@ -104,7 +104,7 @@ export async function onToolFailure(
     paths.failCount(tool),
     numberCodec,
     (current) => (current ?? 0) + 1,
-    { waitMs, now },
+    { root, waitMs, now },
   );
   // Once per crossing, not on every failure after it; MCP connection trouble has its own advice.
   if (count === config.toolFallback.threshold && !connection) {

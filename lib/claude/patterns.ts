@@ -3,6 +3,11 @@
  * where the client prints a separator, accepts both `·` (U+00B7, 2.1.x) and `∙` (U+2219, older).
  * Sources: reference/claude-code.md §4 (client strings) and spec/error-recovery.md §5.4–5.5.
  *
+ * The text these patterns see comes from tools and users, so they must never backtrack for long:
+ * each is linear (no nested or adjacent unbounded quantifiers over the same characters;
+ * tests/pattern_budget_test.ts runs every export on 1 MB of adversarial text), and
+ * {@linkcode firstMatch} applies them to a bounded head and tail of the text only.
+ *
  * @module
  */
 
@@ -12,12 +17,35 @@ export interface NamedPattern {
   pattern: RegExp;
 }
 
-/** The first pattern that matches `text`, or undefined. */
+/** How much of each end of a text the patterns look at. */
+export const TEXT_END_CHARS = 4096;
+
+/**
+ * `text` when it is short; else its first and last {@linkcode TEXT_END_CHARS} characters, joined
+ * by a newline (so no match spans the cut). Errors and banners say what matters at either end.
+ */
+export function textEnds(text: string): string {
+  if (text.length <= 2 * TEXT_END_CHARS) return text;
+  return `${text.slice(0, TEXT_END_CHARS)}\n${text.slice(-TEXT_END_CHARS)}`;
+}
+
+/** The first pattern that matches the ends of `text` (see {@linkcode textEnds}), or undefined. */
 export function firstMatch(
   patterns: readonly NamedPattern[],
   text: string,
 ): NamedPattern | undefined {
-  return patterns.find((p) => p.pattern.test(text));
+  const ends = textEnds(text);
+  return patterns.find((p) => p.pattern.test(ends));
+}
+
+/**
+ * A case-insensitive pattern for `words` in this order on one line, with anything between them,
+ * that stays linear: each word is looked for from the line's start up to its first occurrence
+ * (a tempered `(?:(?!word).)*`), so no two quantifiers compete for the same characters. The
+ * naive `a.*b.*c` takes minutes on a long line of `a b a b …`.
+ */
+function inOrder(...words: string[]): RegExp {
+  return new RegExp(`^${words.map((word) => `(?:(?!${word})[^\n])*${word}`).join("")}`, "im");
 }
 
 /**
@@ -29,13 +57,13 @@ export const MCP_CONNECTION_ERRORS: readonly NamedPattern[] = [
   { name: "ECONNRESET", pattern: /ECONNRESET/i },
   { name: "EPIPE", pattern: /\bEPIPE\b/i },
   { name: "ETIMEDOUT", pattern: /\bETIMEDOUT\b/i },
-  { name: "MCP disconnect", pattern: /MCP.*disconnect/i },
-  { name: "transport closed", pattern: /transport.*closed/i },
-  { name: "server not running", pattern: /server.*not.*running/i },
+  { name: "MCP disconnect", pattern: inOrder("MCP", "disconnect") },
+  { name: "transport closed", pattern: inOrder("transport", "closed") },
+  { name: "server not running", pattern: inOrder("server", "not", "running") },
   { name: "not connected", pattern: /not connected/i },
   { name: "reconnect failed", pattern: /Failed to reconnect to/i },
   { name: "connection closed", pattern: /connection (?:closed|lost|refused)/i },
-  { name: "MCP tool call failed", pattern: /MCP server tool call '.*' failed/i },
+  { name: "MCP tool call failed", pattern: /MCP server tool call '[^'\n]*' failed/i },
   { name: "MCP servers failed to connect", pattern: /MCP servers? failed to connect/i },
 ];
 
@@ -58,5 +86,9 @@ export const API_ERROR_KINDS = {
 /** An `invalid_request` with this text is permanent too: retrying the same prompt cannot help. */
 export const PROMPT_TOO_LONG = /prompt is too long/i;
 
-/** The reset time in a limit message, e.g. "resets 5:51pm (UTC)" or "resets Nov 20, 3pm". */
-export const RESET_PHRASE = /resets?\s+(?:at\s+)?([^·∙\n]+?)\s*(?:[·∙]|$)/i;
+/**
+ * The reset time in a limit message, e.g. "resets 5:51pm (UTC)" or "resets Nov 20, 3pm": from its
+ * first non-space character to a separator or the line's end. Trailing spaces are the caller's to
+ * trim: a lazy group followed by `\s*` would compete with it for every space.
+ */
+export const RESET_PHRASE = /resets?\s+(?:at\s+)?([^\s·∙][^·∙\n]*)/i;

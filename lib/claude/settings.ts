@@ -8,8 +8,9 @@
 
 import { HOOK_NAMES, type HookName } from "./hook_names.ts";
 import { parseJsonText } from "../core/json_text.ts";
-import { joinPath } from "../core/path.ts";
+import { dirName, joinPath } from "../core/path.ts";
 import { claudeConfigDir } from "../state/layout.ts";
+import { readStateText } from "../state/store.ts";
 
 /** The settings scopes `lifeline init` writes to. */
 export type Scope = "user" | "project" | "local";
@@ -50,13 +51,36 @@ export function allSettingsPaths(
 export type SettingsRead =
   | { kind: "missing" }
   | { kind: "ok"; text: string; value: Record<string, unknown> }
-  | { kind: "invalid"; text: string; line: number; column: number; reason: string };
+  | { kind: "invalid"; text: string; line: number; column: number; reason: string }
+  /** Valid JSON, but not the object a settings file is (`[]`, `null`, a string). */
+  | { kind: "not an object"; text: string; found: string };
 
-/** Reads and parses a settings file; a syntax error carries its line and column. */
+/** Largest settings file read; real ones are a few KiB. */
+const MAX_SETTINGS_BYTES = 4 << 20;
+
+/**
+ * The file a settings path stands for: the path itself, or, when it is a link (settings kept in
+ * a dotfiles repository), the file the link leads to, so that it is read and written there.
+ */
+export async function settingsTarget(path: string): Promise<string> {
+  try {
+    return await Deno.realPath(path);
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+    return path; // not there yet (or a link to nothing: writing it creates a plain file)
+  }
+}
+
+/**
+ * Reads and parses a settings file (through links, like Claude Code; a FIFO or device is
+ * refused). A syntax error carries its line and column. A leading byte-order mark is allowed: the
+ * store's UTF-8 decoding drops it (and JSON written back has none, as RFC 8259 asks).
+ */
 export async function readSettings(path: string): Promise<SettingsRead> {
+  const target = await settingsTarget(path);
   let text: string;
   try {
-    text = await Deno.readTextFile(path);
+    text = await readStateText(target, { root: dirName(target), maxBytes: MAX_SETTINGS_BYTES });
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return { kind: "missing" };
     throw error;
@@ -65,9 +89,29 @@ export async function readSettings(path: string): Promise<SettingsRead> {
   const parsed = parseJsonText(text);
   if (!parsed.ok) return { kind: "invalid", text, ...parsed.error };
   if (!parsed.value || typeof parsed.value !== "object" || Array.isArray(parsed.value)) {
-    return { kind: "invalid", text, line: 1, column: 1, reason: "the file is not a JSON object" };
+    const found = Array.isArray(parsed.value)
+      ? "an array"
+      : parsed.value === null
+      ? "null"
+      : `a ${typeof parsed.value}`;
+    return { kind: "not an object", text, found };
   }
   return { kind: "ok", text, value: parsed.value as Record<string, unknown> };
+}
+
+/**
+ * The events lifeline adds hooks to whose value is not a list of matcher groups (e.g. an object):
+ * a merge would have to replace them, dropping what they hold, so the file is refused instead.
+ */
+export function misshapenEvents(settings: Record<string, unknown>): string[] {
+  const hooks = settings.hooks;
+  if (!hooks || typeof hooks !== "object" || Array.isArray(hooks)) return [];
+  const events = new Set(RECOMMENDED_HOOKS.map((h) => h.event));
+  return Object.entries(hooks)
+    .filter(([event, list]) =>
+      events.has(event) && list !== undefined && list !== null && !Array.isArray(list)
+    )
+    .map(([event]) => event);
 }
 
 /**
@@ -151,7 +195,8 @@ export interface MergeResult {
 /**
  * Merges lifeline's hooks into `settings`: an existing lifeline entry for the same event and
  * hook is updated in place (whatever binary path it used), a missing one is added, and every
- * other key, hook and entry is kept as it was.
+ * other key, hook and entry is kept as it was. Throws on an event that is not a list (check
+ * {@linkcode misshapenEvents} first): replacing it would drop what it holds.
  */
 export function mergeHooks(settings: Record<string, unknown>, binary: string): MergeResult {
   const result = structuredClone(settings);
@@ -163,7 +208,8 @@ export function mergeHooks(settings: Record<string, unknown>, binary: string): M
   const updated: string[] = [];
   const unchanged: string[] = [];
   for (const [event, wanted] of Object.entries(lifelineHooks(binary))) {
-    if (!Array.isArray(hooks[event])) hooks[event] = [];
+    hooks[event] ??= [];
+    if (!Array.isArray(hooks[event])) throw new Error(`hooks.${event} is not a list`);
     const list = hooks[event] as MatcherGroup[];
     for (const { matcher, hooks: handlers } of wanted) {
       for (const handler of handlers) {

@@ -5,6 +5,17 @@
  * @module
  */
 
+import { dirName } from "../core/path.ts";
+import { openStateFile } from "../state/store.ts";
+
+/**
+ * Opens a transcript for reading: a regular file, never a FIFO or a device (reading one would
+ * block or never end). Its directory may be reached through links; the file itself may not be one.
+ */
+export function openTranscript(path: string): Promise<Deno.FsFile> {
+  return openStateFile(path, { root: dirName(path) });
+}
+
 /** Something that happened to a turn: an API error (keyed by the prompt it answered), or a reply. */
 export type TurnOutcome =
   | { kind: "api_error"; key: string; at: number; error: string; message?: string | undefined }
@@ -12,7 +23,7 @@ export type TurnOutcome =
 
 /** The last `maxBytes` of a file as complete lines (the first, partial line is dropped). */
 export async function readTailLines(path: string, maxBytes: number): Promise<string[]> {
-  const file = await Deno.open(path, { read: true });
+  const file = await openTranscript(path);
   try {
     const size = (await file.stat()).size;
     const start = Math.max(0, size - maxBytes);

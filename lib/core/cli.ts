@@ -6,6 +6,7 @@
  */
 
 import type { Output } from "./output.ts";
+import { absolutePath } from "./path.ts";
 
 /** Exit codes. 2 is deliberately absent: Claude Code reads exit 2 from a hook as "block". */
 export const EXIT = {
@@ -94,4 +95,29 @@ export function usageLine(help: string): string {
 /** True when the arguments ask for help. */
 export function wantsHelp(args: readonly string[]): boolean {
   return args.includes("--help") || args.includes("-h");
+}
+
+/**
+ * A command's project root: `--root` (default: the working directory) made absolute. One that
+ * does not exist is refused: a typo would otherwise be created, or report nothing, unnoticed.
+ */
+export async function existingRoot(flag: string | undefined, cwd: string): Promise<string> {
+  const root = absolutePath(flag ?? ".", cwd);
+  let info: Deno.FileInfo;
+  try {
+    info = await Deno.stat(root);
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+    throw new CliError(
+      `the project root "${root}" does not exist`,
+      "check the --root path, or create the directory first",
+    );
+  }
+  if (!info.isDirectory) {
+    throw new CliError(
+      `the project root "${root}" is not a directory`,
+      "point --root at the project's directory",
+    );
+  }
+  return root;
 }

@@ -10,6 +10,7 @@
 
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import { UsageError } from "./cli.ts";
+import { closest } from "./suggest.ts";
 
 type Options = NonNullable<ParseArgsConfig["options"]>;
 
@@ -22,6 +23,42 @@ export interface Parsed<T extends Options> {
 }
 
 /**
+ * `--name -1` as `--name=-1` for flags that take a value: parseArgs reads a value that starts with
+ * a dash as a flag of its own, and a negative number deserves the flag's own range message.
+ */
+function joinNegativeNumbers(args: readonly string[], options: Options): string[] {
+  const joined: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (arg === "--") return [...joined, ...args.slice(i)];
+    const name = /^--([^=]+)$/.exec(arg)?.[1];
+    const next = args[i + 1];
+    if (name && options[name]?.type === "string" && next !== undefined && /^-\d/.test(next)) {
+      joined.push(`${arg}=${next}`);
+      i++;
+    } else {
+      joined.push(arg);
+    }
+  }
+  return joined;
+}
+
+/** parseArgs' message made ours: its first sentence, a hint for a flag that looks like a typo. */
+function usageMessage(error: unknown, options: Options): string {
+  // parseArgs adds advice about `--` that does not fit our commands; keep the first sentence.
+  const message = (error instanceof Error ? error.message : String(error)).split(/\.\s/, 1)[0]!
+    .replace(/\.$/, "");
+  const unknown = /^Unknown option '--([^']+)'$/.exec(message)?.[1];
+  const match = unknown === undefined ? undefined : closest(unknown, Object.keys(options));
+  if (match) return `${message} (did you mean "--${match}"?)`;
+  const ambiguous = /^Option '(--[^ ']+)(?: <value>)?' argument is ambiguous$/.exec(message)?.[1];
+  if (ambiguous) {
+    return `${ambiguous} needs a value; for a value that starts with "-", write ${ambiguous}=<value>`;
+  }
+  return message;
+}
+
+/**
  * Parses `args` strictly against `options`. `--help` is always accepted. Unknown flags, missing
  * values and (unless `maxPositionals` allows them) positionals throw a {@linkcode UsageError}.
  */
@@ -30,18 +67,17 @@ export function parseFlags<T extends Options>(
   options: T,
   { maxPositionals = 0 }: { maxPositionals?: number } = {},
 ): Parsed<T> {
+  const all = { ...options, help: { type: "boolean", short: "h" } } as Options;
   let parsed;
   try {
     parsed = parseArgs({
-      args: [...args],
-      options: { ...options, help: { type: "boolean", short: "h" } },
+      args: joinNegativeNumbers(args, all),
+      options: all,
       strict: true,
       allowPositionals: true,
     });
   } catch (error) {
-    // parseArgs adds advice about `--` that does not fit our commands; keep the first sentence.
-    const message = error instanceof Error ? error.message : String(error);
-    throw new UsageError(message.split(/\.\s/, 1)[0]!.replace(/\.$/, ""));
+    throw new UsageError(usageMessage(error, all));
   }
   if (parsed.positionals.length > maxPositionals) {
     throw new UsageError(`unexpected argument "${parsed.positionals[maxPositionals]}"`);

@@ -104,3 +104,97 @@ export function describeIssue(issue: IssueLike, input: unknown): string {
       return issue.message;
   }
 }
+
+/** Where a top-level member of a JSON object is: its key and its value's span in the text. */
+interface Member {
+  key: string;
+  keyStart: number;
+  valueStart: number;
+  valueEnd: number;
+}
+
+/** The offset just past the JSON value that starts at `at` in valid JSON `text`. */
+function valueEnd(text: string, at: number): number {
+  let depth = 0;
+  let i = at;
+  do {
+    const c = text[i]!;
+    if (c === '"') {
+      for (i++; text[i] !== '"'; i++) if (text[i] === "\\") i++;
+    } else if (c === "{" || c === "[") {
+      depth++;
+    } else if (c === "}" || c === "]") {
+      depth--;
+    } else if (depth === 0) {
+      while (i + 1 < text.length && !/[\s,}\]]/.test(text[i + 1]!)) i++;
+    }
+    i++;
+  } while (depth > 0);
+  return i;
+}
+
+function skipSpace(text: string, at: number): number {
+  while (at < text.length && /[\s\uFEFF]/.test(text[at]!)) at++;
+  return at;
+}
+
+/** The top-level members of a JSON object's text, in order, and where its braces are. */
+function objectMembers(text: string): { open: number; close: number; members: Member[] } {
+  const open = skipSpace(text, 0);
+  if (text[open] !== "{") throw new Error("not a JSON object");
+  const members: Member[] = [];
+  let at = skipSpace(text, open + 1);
+  while (text[at] === '"') {
+    const keyEnd = valueEnd(text, at);
+    const key = JSON.parse(text.slice(at, keyEnd)) as string;
+    const valueStart = skipSpace(text, skipSpace(text, keyEnd) + 1);
+    const end = valueEnd(text, valueStart);
+    members.push({ key, keyStart: at, valueStart, valueEnd: end });
+    at = skipSpace(text, end);
+    if (text[at] === ",") at = skipSpace(text, at + 1);
+  }
+  if (text[at] !== "}") throw new Error("not a JSON object");
+  return { open, close: at, members };
+}
+
+/**
+ * `text`, a JSON object as someone wrote it, with `fields` set and every other byte kept: big
+ * numbers stay exact, spacing and key order stay theirs. A member that exists has its value
+ * replaced where it stands (the last one, when a key repeats: that is the one parsers read); a
+ * new one is added after the last member, spaced like the first. Throws on text that is not a
+ * JSON object.
+ */
+export function setJsonFields(text: string, fields: Record<string, unknown>): string {
+  JSON.parse(text); // only valid JSON is edited
+  const { open, close, members } = objectMembers(text);
+  const edits: { start: number; end: number; text: string }[] = [];
+  const added: string[] = [];
+  const first = members[0];
+  const indent = first ? text.slice(open + 1, first.keyStart) : "";
+  const colon = first
+    ? text.slice(valueEnd(text, first.keyStart), first.valueStart).replace(/^\s+(?=:)/, "")
+    : ":";
+  for (const [key, value] of Object.entries(fields)) {
+    const json = JSON.stringify(value);
+    const member = members.findLast((m) => m.key === key);
+    if (member) edits.push({ start: member.valueStart, end: member.valueEnd, text: json });
+    else added.push(`${JSON.stringify(key)}${colon}${json}`);
+  }
+  if (added.length > 0) {
+    const last = members.at(-1);
+    edits.push(
+      last
+        ? {
+          start: last.valueEnd,
+          end: last.valueEnd,
+          text: added.map((m) => `,${indent}${m}`).join(""),
+        }
+        : { start: open + 1, end: close, text: added.join(",") },
+    );
+  }
+  let out = text;
+  for (const edit of edits.sort((a, b) => b.start - a.start)) {
+    out = out.slice(0, edit.start) + edit.text + out.slice(edit.end);
+  }
+  return out;
+}

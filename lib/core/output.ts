@@ -20,6 +20,17 @@ export interface Output {
   error(text: string): void;
 }
 
+/**
+ * Whoever read standard output has closed it (`lifeline status | head -1`): there is no one left
+ * to print for. The command stops where it is and exits quietly (see `runCli`).
+ */
+export class StdoutClosedError extends Error {
+  override name = "StdoutClosedError";
+  constructor() {
+    super("standard output was closed by its reader");
+  }
+}
+
 const encoder = new TextEncoder();
 
 function writeAll(writer: SyncWriter, text: string): void {
@@ -27,12 +38,30 @@ function writeAll(writer: SyncWriter, text: string): void {
   while (bytes.length > 0) bytes = bytes.subarray(writer.writeSync(bytes));
 }
 
-/** An {@linkcode Output} over two byte sinks; each call is written at once, in order. */
+function writeOut(stdout: SyncWriter, text: string): void {
+  try {
+    writeAll(stdout, text);
+  } catch (error) {
+    if (error instanceof Deno.errors.BrokenPipe) throw new StdoutClosedError();
+    throw error;
+  }
+}
+
+/**
+ * An {@linkcode Output} over two byte sinks; each call is written at once, in order. A closed
+ * stdout throws {@linkcode StdoutClosedError}; a closed stderr is ignored (nowhere to say so).
+ */
 export function streamOutput(stdout: SyncWriter, stderr: SyncWriter): Output {
   return {
-    line: (text) => writeAll(stdout, text + "\n"),
-    json: (value) => writeAll(stdout, JSON.stringify(value) + "\n"),
-    error: (text) => writeAll(stderr, text + "\n"),
+    line: (text) => writeOut(stdout, text + "\n"),
+    json: (value) => writeOut(stdout, JSON.stringify(value) + "\n"),
+    error: (text) => {
+      try {
+        writeAll(stderr, text + "\n");
+      } catch {
+        // The reader of stderr is gone too.
+      }
+    },
   };
 }
 

@@ -13,7 +13,7 @@ import { lazy } from "../core/lazy.ts";
 import { harnessPaths } from "../state/layout.ts";
 import type { ErrorType } from "./classify_policy.ts";
 import type { FailureDecision, HarnessCounts } from "./breaker_policy.ts";
-import { ensureDir, jsonCodec, pathExists, writeFileAtomic } from "../state/store.ts";
+import { ensureDir, jsonCodec, stateFileExists, writeFileAtomic } from "../state/store.ts";
 
 /** The JSON source of truth. */
 export interface HarnessState extends HarnessCounts {
@@ -306,8 +306,8 @@ export async function initHarness(
   maxIterations: number,
 ): Promise<{ created: string[]; kept: string[] }> {
   const p = harnessPaths(root);
-  await ensureDir(p.dir);
-  await ensureDir(p.trace);
+  await ensureDir(p.dir, { root });
+  await ensureDir(p.trace, { root });
   const files: [string, () => string][] = [
     [p.contract, () => "# Execution Contract\n\nhuman_escalation_policy: true_blockers_only\n"],
     [
@@ -325,10 +325,10 @@ export async function initHarness(
   const created: string[] = [];
   const kept: string[] = [];
   for (const [path, content] of files) {
-    if (await pathExists(path)) {
+    if (stateFileExists(path, { root })) {
       kept.push(path);
     } else {
-      await writeFileAtomic(path, content());
+      await writeFileAtomic(path, content(), { root });
       created.push(path);
     }
   }

@@ -42,6 +42,8 @@ interface Repo {
   prefix: string;
   /** `<git dir>/lifeline`. */
   notes: string;
+  /** The git directory: the root below which the notes are kept. */
+  gitDir: string;
 }
 
 async function openRepo(root: string): Promise<Repo> {
@@ -54,7 +56,8 @@ async function openRepo(root: string): Promise<Repo> {
   const realRoot = await Deno.realPath(root);
   const realTop = await Deno.realPath(top);
   const prefix = realRoot === realTop ? "" : realRoot.slice(realTop.length + 1);
-  const repo = { top: realTop, prefix, notes: joinPath(await gitDir(realTop), "lifeline") };
+  const dir = await gitDir(realTop);
+  const repo = { top: realTop, prefix, notes: joinPath(dir, "lifeline"), gitDir: dir };
   await withOwnStateLock(repo, () => recoverSetAside(repo));
   return repo;
 }
@@ -75,7 +78,7 @@ export async function recoverOwnState(root: string): Promise<void> {
  * rollback touches (lifeline's own directories may vanish during one).
  */
 function withOwnStateLock<T>(repo: Repo, fn: () => Promise<T>): Promise<T> {
-  return withLock(joinPath(repo.notes, "own-state"), fn, { waitMs: 120_000 });
+  return withLock(joinPath(repo.notes, "own-state"), fn, { root: repo.gitDir, waitMs: 120_000 });
 }
 
 async function refuseUnsafe(repo: Repo, what: string): Promise<void> {
@@ -85,6 +88,14 @@ async function refuseUnsafe(repo: Repo, what: string): Promise<void> {
       `${what} refused: ${operation} is in progress`,
       "finish or abort it first",
     );
+  }
+  for (const dir of ownStatePaths(repo)) {
+    if ((await Deno.lstat(joinPath(repo.top, dir)).catch(() => null))?.isSymlink) {
+      throw new RefusedError(
+        `${what} refused: ${dir} is a symbolic link, so lifeline cannot keep its state out of it`,
+        `replace ${dir} with the directory it points to`,
+      );
+    }
   }
   const dirty = await dirtySubmodules(repo.top);
   if (dirty.length > 0) {
@@ -237,7 +248,9 @@ async function setAside(repo: Repo): Promise<void> {
     }
   }
   // The marker says the set-aside copy is complete; only then may a later run trust it.
-  await writeFileAtomic(joinPath(repo.notes, "set-aside.complete"), `${count}\n`);
+  await writeFileAtomic(joinPath(repo.notes, "set-aside.complete"), `${count}\n`, {
+    root: repo.gitDir,
+  });
 }
 
 /** Writes set-aside state back (after a git operation, or after a run killed half-way). */
@@ -255,7 +268,11 @@ async function recoverSetAside(repo: Repo): Promise<void> {
       const path = joinPath(dir, entry.name);
       const rel = relative ? `${relative}/${entry.name}` : entry.name;
       if (entry.isDirectory) await walk(path, rel);
-      else await writeFileAtomic(joinPath(repo.top, rel), await Deno.readFile(path));
+      else {
+        await writeFileAtomic(joinPath(repo.top, rel), await Deno.readFile(path), {
+          root: repo.top,
+        });
+      }
     }
   };
   try {
@@ -336,6 +353,7 @@ export async function rollBack(
   await writeFileAtomic(
     joinPath(repo.notes, "backups", `${backup.ref.split("/").pop()}.json`),
     JSON.stringify(info, null, 2) + "\n",
+    { root: repo.gitDir },
   );
   return { backup: info, stable, restoreCommand: `lifeline fail restore ${backup.ref}` };
 }

@@ -126,3 +126,26 @@ export async function descendsFrom(pid: number, ancestor: number): Promise<boole
   }
   return false;
 }
+
+/**
+ * Pids of processes other than `self` that hold a lock (`flock`, POSIX `lockf`/`fcntl`, OFD) on
+ * the file with inode `ino`, from `/proc/locks`; null where that cannot be read (not Linux).
+ * Matched on the inode alone: a lock on a same-numbered file elsewhere errs on the safe side.
+ */
+export async function otherLockHolders(ino: number, self: number): Promise<number[] | null> {
+  let text: string;
+  try {
+    text = await Deno.readTextFile("/proc/locks");
+  } catch {
+    return null;
+  }
+  const holders: number[] = [];
+  // "1: FLOCK  ADVISORY  WRITE 4242 08:01:1234567 0 EOF" (a blocked waiter adds "->" first).
+  for (const line of text.split("\n")) {
+    const fields = line.replace("->", "").trim().split(/\s+/);
+    const pid = Number(fields[4]);
+    const inode = Number(fields[5]?.split(":")[2]);
+    if (inode === ino && pid !== self) holders.push(pid);
+  }
+  return holders;
+}

@@ -6,18 +6,32 @@
  * @module
  */
 
+import { setJsonFields } from "../core/json_text.ts";
 import { joinPath, relativeTo } from "../core/path.ts";
 import { projectPaths, sessionPaths } from "../state/layout.ts";
 import {
+  type ClaimEvidence,
   type ClaimOwner,
-  deactivated,
+  deactivation,
   decideClaim,
   decideLoopState,
   parseClaimOwner,
   parseTimestamp,
+  summarizePlan,
 } from "./crash_recovery_policy.ts";
-import { recordedProcessState } from "../host/proc.ts";
-import { describeError, jsonCodec, updateState } from "../state/store.ts";
+import { otherLockHolders, recordedProcessState } from "../host/proc.ts";
+import {
+  type Codec,
+  describeError,
+  jsonCodec,
+  listStateDir,
+  openStateFile,
+  readStateTextSync,
+  readTextHead,
+  removeFile,
+  updateState,
+  writeNewFile,
+} from "../state/store.ts";
 
 /** One thing the scan found, and what it did. */
 export interface Finding {
@@ -43,12 +57,23 @@ export interface ScanOptions {
   sessionId: string;
 }
 
-const loopCodec = jsonCodec((value) => {
-  if (value === null || typeof value !== "object" || Array.isArray(value)) {
-    throw new Error("not a JSON object");
-  }
-  return value as Record<string, unknown>;
-});
+/** A loop state as its loop tool wrote it: the text, and what it says. */
+interface LoopFile {
+  text: string;
+  state: Record<string, unknown>;
+}
+
+/** Edits rewrite only the fields lifeline changes: big numbers and every other byte survive. */
+const loopCodec: Codec<LoopFile> = {
+  parse(text) {
+    const state = JSON.parse(text);
+    if (state === null || typeof state !== "object" || Array.isArray(state)) {
+      throw new Error("not a JSON object");
+    }
+    return { text, state };
+  },
+  format: (file) => file.text,
+};
 
 function ago(seconds: number): string {
   if (seconds < 120) return `${seconds}s`;
@@ -95,7 +120,7 @@ export function surveySessions(root: string): SessionSurvey[] {
     const survey: SessionSurvey = { id: entry.name, names, heartbeatMs: null };
     try {
       if (names.has("ralph.json")) {
-        survey.ralph = Deno.readTextFileSync(joinPath(dir, "ralph.json"));
+        survey.ralph = readStateTextSync(joinPath(dir, "ralph.json"), { root });
       }
       if (names.has("heartbeat")) {
         survey.heartbeatMs = Deno.statSync(joinPath(dir, "heartbeat")).mtime?.getTime() ?? null;
@@ -126,9 +151,10 @@ export async function mapLimit<T, R>(
   return results;
 }
 
+/** When the file (a link: the link itself) was last modified, or null when it is not there. */
 async function mtimeOf(path: string): Promise<number | null> {
   try {
-    return (await Deno.stat(path)).mtime?.getTime() ?? null;
+    return (await Deno.lstat(path)).mtime?.getTime() ?? null;
   } catch {
     return null;
   }
@@ -142,7 +168,7 @@ function loopNeedsRepair(root: string, survey: SessionSurvey, options: ScanOptio
   if (survey.ralph === undefined) return false;
   let state: Record<string, unknown>;
   try {
-    state = loopCodec.parse(survey.ralph);
+    state = loopCodec.parse(survey.ralph).state;
   } catch {
     return true; // corrupt as read: look again under the lock
   }
@@ -178,7 +204,7 @@ async function scanLoopState(root: string, id: string, options: ScanOptions): Pr
     }
     if (!current) return undefined;
     const decision = decideLoopState(
-      current,
+      current.state,
       await mtimeOf(path),
       options.now,
       options.loopStaleSeconds,
@@ -193,21 +219,29 @@ async function scanLoopState(root: string, id: string, options: ScanOptions): Pr
       line: `${target}: the loop was still marked active but last checked ${age} ago; ` +
         `set active=false (deactivation_reason="stale"), counters and tasks kept.`,
     };
-    return deactivated(current, options.now);
-  }, { waitMs: options.waitMs, now: options.now });
+    const fields = deactivation(current.state, options.now);
+    return { text: setJsonFields(current.text, fields), state: { ...current.state, ...fields } };
+  }, { root, waitMs: options.waitMs, now: options.now });
   return finding ? [finding] : [];
 }
 
-async function claimFiles(dir: string, depth = 0): Promise<string[]> {
+/**
+ * The claim locks under `.claims/`, in subdirectories too. Links are neither followed nor
+ * listed, and a `.claims` that is one is refused: what it points to is not the project's.
+ */
+async function claimFiles(root: string, dir: string, depth = 0): Promise<string[]> {
   const files: string[] = [];
+  let entries: Deno.DirEntry[];
   try {
-    for await (const entry of Deno.readDir(dir)) {
-      const path = joinPath(dir, entry.name);
-      if (entry.isFile && entry.name.endsWith(".lock")) files.push(path);
-      else if (entry.isDirectory && depth < 4) files.push(...await claimFiles(path, depth + 1));
-    }
-  } catch {
-    // No .claims directory, or an unreadable one: nothing to clean.
+    entries = await listStateDir(dir, { root });
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return []; // no claims: nothing to clean
+    throw error;
+  }
+  for (const entry of entries) {
+    const path = joinPath(dir, entry.name);
+    if (entry.isFile && entry.name.endsWith(".lock")) files.push(path);
+    else if (entry.isDirectory && depth < 4) files.push(...await claimFiles(root, path, depth + 1));
   }
   return files;
 }
@@ -218,49 +252,88 @@ async function ownerState(owner: ClaimOwner) {
   });
 }
 
+/**
+ * Whether a process holds a kernel lock on the open claim file. Taking its `flock` tells about
+ * `flock` holders everywhere; on Linux `/proc/locks` also shows `lockf` (POSIX) locks, which
+ * `flock` does not see. Taken, the lock stays held until the file is closed, so a claim deleted
+ * after this check was not taken in between.
+ */
+async function lockHeld(file: Deno.FsFile): Promise<boolean | "unknown"> {
+  let taken: boolean;
+  try {
+    taken = await file.tryLock(true);
+  } catch {
+    return "unknown";
+  }
+  if (!taken) return true;
+  const { ino } = await file.stat();
+  const holders = ino === null ? null : await otherLockHolders(ino, Deno.pid);
+  return holders !== null && holders.length > 0;
+}
+
+/** What is known about a stale claim, from the open file. */
+async function claimEvidence(file: Deno.FsFile, ageMs: number): Promise<ClaimEvidence> {
+  const buffer = new Uint8Array(4096);
+  const n = await file.read(buffer);
+  const owner = parseClaimOwner(new TextDecoder().decode(buffer.subarray(0, n ?? 0)));
+  return { ageMs, owner, ownerState: await ownerState(owner), lockHeld: await lockHeld(file) };
+}
+
+const KEPT_BECAUSE: Record<string, (owner: ClaimOwner) => string> = {
+  "owner alive": (owner) => `its owner pid ${owner.pid} is still running`,
+  "owner unknown": (owner) => `whether its owner pid ${owner.pid} still runs cannot be checked`,
+  "owner on another host": (owner) =>
+    `its owner is on another host (${owner.host}) and cannot be checked from here`,
+  "lock held": () => "a process holds a lock on it",
+  "lock unknown": () => "no owner is recorded and whether a process holds it cannot be checked",
+};
+
 async function scanClaim(root: string, path: string, options: ScanOptions): Promise<Finding[]> {
-  const target = relativeTo(root, path);
   const before = await mtimeOf(path);
   if (before === null) return [];
   const age = options.now - before;
   if (age <= options.claimStaleMinutes * 60_000) return [];
-  let owner: ClaimOwner = {};
+  let file: Deno.FsFile;
   try {
-    const file = await Deno.open(path, { read: true });
-    try {
-      const buffer = new Uint8Array(4096);
-      const n = await file.read(buffer);
-      owner = parseClaimOwner(new TextDecoder().decode(buffer.subarray(0, n ?? 0)));
-    } finally {
-      file.close();
-    }
-  } catch {
-    return [];
+    file = await openStateFile(path, { root });
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return []; // released meanwhile
+    throw error;
   }
-  const decision = decideClaim(
-    age,
-    owner,
-    await ownerState(owner),
-    options.hostname,
-    options.claimStaleMinutes,
-  );
-  const old = ago(Math.floor(age / 1000));
+  try {
+    return await judgeClaim(root, path, file, { ...options, before, age });
+  } finally {
+    file.close();
+  }
+}
+
+async function judgeClaim(
+  root: string,
+  path: string,
+  file: Deno.FsFile,
+  options: ScanOptions & { before: number; age: number },
+): Promise<Finding[]> {
+  const target = relativeTo(root, path);
+  const evidence = await claimEvidence(file, options.age);
+  const { owner } = evidence;
+  const decision = decideClaim(evidence, {
+    thisHost: options.hostname,
+    staleMinutes: options.claimStaleMinutes,
+  });
+  const old = ago(Math.floor(options.age / 1000));
   if (decision.action === "keep") {
-    const why = decision.reason === "owner alive"
-      ? `its owner pid ${owner.pid} is still running`
-      : `its owner is on another host (${owner.host}) and cannot be checked from here`;
     return [{
       kind: "claim",
       action: "kept",
       target,
       result: `${old} old, ${decision.reason}`,
-      line: `${target} is ${old} old, but ${why}; kept it.`,
+      line: `${target} is ${old} old, but ${KEPT_BECAUSE[decision.reason]!(owner)}; kept it.`,
     }];
   }
   // Deleted only if nobody refreshed it since it was judged.
-  if (await mtimeOf(path) !== before) return [];
+  if (await mtimeOf(path) !== options.before) return [];
   try {
-    await Deno.remove(path);
+    await removeFile(path, { root });
   } catch (error) {
     return [{
       kind: "claim",
@@ -280,23 +353,66 @@ async function scanClaim(root: string, path: string, options: ScanOptions): Prom
   }];
 }
 
-async function scanPlan(root: string): Promise<Finding[]> {
-  const path = projectPaths(root).currentPlan;
-  let text: string;
+/** How much of a plan is read: its heading and checkboxes, far past any real plan's length. */
+const PLAN_BYTES = 256 << 10;
+
+/** The plan lifeline last called finished, by the SHA-256 of its text. */
+const finishedPlanCodec = jsonCodec((value) => {
+  const sha256 = (value as { sha256?: unknown })?.sha256;
+  if (typeof sha256 !== "string") throw new Error("not a finished-plan note");
+  return { sha256, noted_at: String((value as { noted_at?: unknown }).noted_at ?? "") };
+});
+
+async function sha256(text: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/**
+ * The plan in `.working-state/current-plan.md`: an interrupted one is to be read first, at every
+ * start; a finished one (every checkbox ticked) is mentioned once, as finished, and again only
+ * when its text changes.
+ */
+async function scanPlan(root: string, options: ScanOptions): Promise<Finding[]> {
+  const paths = projectPaths(root);
+  let head: { text: string; complete: boolean };
   try {
-    text = await Deno.readTextFile(path);
-  } catch {
-    return [];
+    head = await readTextHead(paths.currentPlan, { root, maxBytes: PLAN_BYTES });
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return [];
+    throw error;
   }
-  const heading = /^#{1,6}\s+(.+?)\s*#*\s*$/m.exec(text)?.[1];
-  const titled = heading ? ` ("${heading}")` : "";
+  const plan = summarizePlan(head.text);
+  const titled = plan.heading ? ` ("${plan.heading}")` : "";
+  const target = ".working-state/current-plan.md";
+  if (!head.complete || plan.boxes === 0 || plan.ticked < plan.boxes) {
+    return [{
+      kind: "plan",
+      action: "found",
+      target,
+      result: plan.heading ? `heading: ${plan.heading}` : "no heading",
+      line: `Read ${target} before anything else: the last session left an ` +
+        `interrupted plan${titled}. Resume it from where it stopped.`,
+    }];
+  }
+  const hash = await sha256(head.text);
+  const noted = await updateState(
+    paths.finishedPlan,
+    finishedPlanCodec,
+    (current) =>
+      current?.sha256 === hash
+        ? undefined
+        : { sha256: hash, noted_at: new Date(options.now).toISOString() },
+    { root, waitMs: options.waitMs, now: options.now },
+  );
+  if (!noted.written) return [];
   return [{
     kind: "plan",
-    action: "found",
-    target: ".working-state/current-plan.md",
-    result: heading ? `heading: ${heading}` : "no heading",
-    line: `Read .working-state/current-plan.md before anything else: the last session left an ` +
-      `interrupted plan${titled}. Resume it from where it stopped.`,
+    action: "finished",
+    target,
+    result: `finished: ${plan.ticked}/${plan.boxes} checkboxes ticked`,
+    line: `The plan in ${target}${titled} is finished: all ${plan.boxes} of its checkboxes are ` +
+      "ticked, so there is nothing to resume. (Said once; a new plan in that file is read again.)",
   }];
 }
 
@@ -309,11 +425,11 @@ async function scanHandoff(
   if (await mtimeOf(paths.scavenged) === null) return [];
   // Creating the marker is the claim: two sessions starting at once offer it once between them.
   try {
-    await Deno.writeTextFile(
+    await writeNewFile(
       `${paths.scavenged}.offered`,
       JSON.stringify({ offered_at: new Date(options.now).toISOString(), to: options.sessionId }) +
         "\n",
-      { createNew: true },
+      { root },
     );
   } catch (error) {
     if (error instanceof Deno.errors.AlreadyExists) return [];
@@ -338,8 +454,8 @@ export async function scanLeftovers(
   options: ScanOptions,
 ): Promise<Finding[]> {
   const [plan, claims] = await Promise.all([
-    scanPlan(root),
-    claimFiles(projectPaths(root).claims),
+    scanPlan(root, options),
+    claimFiles(root, projectPaths(root).claims),
   ]);
   const stale = sessions.filter((survey) => loopNeedsRepair(root, survey, options));
   const withHandoffs = sessions.filter((survey) => survey.names.has("handoffs"));

@@ -59,14 +59,16 @@ export function decideLoopState(
   return { action: "deactivate", ageSeconds, basis: checked ? "last_checked_at" : "file time" };
 }
 
-/** The loop state with `active=false`; every other field is kept as it was. */
-export function deactivated(
+/**
+ * The fields that deactivate a loop state: `active=false`, the reason, and the time in the form
+ * `last_checked_at` uses. Only these are rewritten; every other byte of the file is kept.
+ */
+export function deactivation(
   state: Record<string, unknown>,
   nowMs: number,
-): Record<string, unknown> {
+): { active: false; deactivation_reason: "stale"; deactivated_at: number | string } {
   const form = parseTimestamp(state.last_checked_at)?.form ?? "iso";
   return {
-    ...state,
     active: false,
     deactivation_reason: "stale",
     deactivated_at: formatTimestamp(nowMs, form),
@@ -108,28 +110,94 @@ export function parseClaimOwner(text: string): ClaimOwner {
   };
 }
 
+/** What is known about one claim lock. */
+export interface ClaimEvidence {
+  ageMs: number;
+  owner: ClaimOwner;
+  /** The recorded owner process ("not checked" when none is recorded). */
+  ownerState: "alive" | "dead" | "reused" | "unknown" | "not checked";
+  /** Whether a process holds a kernel lock on the file (`flock`, `lockf`); unknown if untold. */
+  lockHeld: boolean | "unknown";
+}
+
 /** The decision for one claim lock. */
 export type ClaimDecision =
-  | { action: "keep"; reason: "fresh" | "owner alive" | "owner on another host" }
+  | {
+    action: "keep";
+    reason:
+      | "fresh"
+      | "lock held"
+      | "owner alive"
+      | "owner unknown"
+      | "owner on another host"
+      | "lock unknown";
+  }
   | { action: "delete"; reason: "owner gone" | "no owner recorded" };
 
 /**
- * A claim lock older than `staleMinutes` is deleted, unless its recorded owner is still running
- * on this host (then it is kept and said so). An owner on another host cannot be checked: kept.
+ * A claim lock is deleted only when it is older than `staleMinutes` and either its recorded
+ * owner is known to be dead (gone, or its pid now another program), or no owner is recorded and
+ * no process holds a lock on it. Anything that cannot be checked keeps it: an owner on another
+ * host, an owner whose liveness is unknown (no `ps`), a lock whose holders cannot be seen.
  */
 export function decideClaim(
-  ageMs: number,
-  owner: ClaimOwner,
-  ownerState: "alive" | "dead" | "reused" | "unknown" | "not checked",
-  thisHost: string,
-  staleMinutes: number,
+  claim: ClaimEvidence,
+  { thisHost, staleMinutes }: { thisHost: string; staleMinutes: number },
 ): ClaimDecision {
-  if (ageMs <= staleMinutes * 60_000) return { action: "keep", reason: "fresh" };
-  if (owner.pid === undefined) return { action: "delete", reason: "no owner recorded" };
+  if (claim.ageMs <= staleMinutes * 60_000) return { action: "keep", reason: "fresh" };
+  if (claim.lockHeld === true) return { action: "keep", reason: "lock held" };
+  const { owner, ownerState } = claim;
+  if (owner.pid === undefined) {
+    return claim.lockHeld === false
+      ? { action: "delete", reason: "no owner recorded" }
+      : { action: "keep", reason: "lock unknown" };
+  }
   if (owner.host && owner.host !== thisHost) {
     return { action: "keep", reason: "owner on another host" };
   }
-  return ownerState === "alive"
-    ? { action: "keep", reason: "owner alive" }
-    : { action: "delete", reason: "owner gone" };
+  if (ownerState === "dead" || ownerState === "reused") {
+    return { action: "delete", reason: "owner gone" };
+  }
+  return { action: "keep", reason: ownerState === "alive" ? "owner alive" : "owner unknown" };
+}
+
+/** What a plan says about itself. */
+export interface PlanSummary {
+  /** The text of its first heading, or null. */
+  heading: string | null;
+  /** Its checkboxes (`- [ ]`, `* [x]`, `1. [X]`), and how many of them are ticked. */
+  boxes: number;
+  ticked: number;
+}
+
+const CHECKBOX = /^\s*(?:[-*+]|\d{1,9}[.)])[ \t]+\[([ xX])\]/;
+const ATX_HEADING = /^ {0,3}#{1,6}(?:[ \t]|$)/;
+
+/** A heading line's text: the `#` marks and a closing run of them taken off, then trimmed. */
+function headingText(line: string): string {
+  let text = line.trimStart().replace(/^#{1,6}/, "").trim();
+  let end = text.length;
+  while (end > 0 && text[end - 1] === "#") end--;
+  // A closing run counts only after a space ("# C#" is about C#).
+  if (end === 0 || /[ \t]/.test(text[end - 1]!)) text = text.slice(0, end).trimEnd();
+  return text;
+}
+
+/**
+ * Reads a plan's first heading and its checkboxes, one line at a time. Plans are written by agents,
+ * so nothing here backtracks: each pattern is anchored and no two quantifiers share characters.
+ */
+export function summarizePlan(text: string): PlanSummary {
+  let heading: string | null = null;
+  let boxes = 0;
+  let ticked = 0;
+  for (const line of text.split("\n")) {
+    if (heading === null && ATX_HEADING.test(line)) heading = headingText(line) || null;
+    const box = CHECKBOX.exec(line);
+    if (box) {
+      boxes++;
+      if (box[1] !== " ") ticked++;
+    }
+  }
+  return { heading, boxes, ticked };
 }

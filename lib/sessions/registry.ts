@@ -104,13 +104,15 @@ export async function recordSighting(
   // The two files are independent; writing them at once overlaps their fsyncs. Both must settle
   // before returning, or the process could exit in the middle of the other write.
   const [beat, update] = await Promise.allSettled([
-    writeFileAtomic(paths.heartbeat, numberCodec.format(Math.floor(now / 1000))),
+    writeFileAtomic(paths.heartbeat, numberCodec.format(Math.floor(now / 1000)), {
+      root: seen.root,
+    }),
     updateState(
       paths.session,
       sessionRecordCodec,
       async (current) =>
         nextSessionRecord(current, { ...seen, agent: await seen.findAgent(current) }, now),
-      { waitMs, now },
+      { root: seen.root, waitMs, now },
     ),
   ]);
   if (beat.status === "rejected") throw beat.reason;
@@ -124,12 +126,14 @@ export async function readSessionRecord(
   root: string,
   sessionId: string,
 ): Promise<SessionRecord | undefined> {
-  const result = await readState(sessionPaths(root, sessionId).session, sessionRecordCodec);
+  const result = await readState(sessionPaths(root, sessionId).session, sessionRecordCodec, {
+    root,
+  });
   return result.kind === "ok" ? result.value : undefined;
 }
 
 /** A session's last heartbeat in epoch seconds, or undefined when missing or unreadable. */
 export async function readHeartbeat(root: string, sessionId: string): Promise<number | undefined> {
-  const result = await readState(sessionPaths(root, sessionId).heartbeat, numberCodec);
+  const result = await readState(sessionPaths(root, sessionId).heartbeat, numberCodec, { root });
   return result.kind === "ok" ? result.value : undefined;
 }

@@ -7,6 +7,8 @@
  * @module
  */
 
+import { openTranscript } from "../claude/transcript.ts";
+
 const KEEP_PROMPTS = 5;
 const KEEP_REPLIES = 5;
 const KEEP_ERRORS = 20;
@@ -327,7 +329,7 @@ export async function scavengeFile(path: string): Promise<TranscriptSummary> {
       skipped++; // a torn row of some other type
     }
   };
-  const file = await Deno.open(path, { read: true });
+  const file = await openTranscript(path);
   try {
     const buffer = new Uint8Array(1 << 16);
     let carry: Uint8Array = new Uint8Array(0);

@@ -10,7 +10,9 @@ import * as z from "zod";
 import { CliError } from "../core/cli.ts";
 import { describeIssue, issuePath, parseJsonText } from "../core/json_text.ts";
 import { lazy } from "../core/lazy.ts";
+import { dirName } from "../core/path.ts";
 import { projectPaths, userConfigPath } from "./layout.ts";
+import { readStateText } from "./store.ts";
 
 /** Every setting, with its default. Times are in seconds unless the name says otherwise. */
 export const DEFAULT_CONFIG = {
@@ -194,10 +196,14 @@ export function mergeConfig(...files: ConfigFile[]): Config {
   return config;
 }
 
+/** Largest config file read; a real one is under a KiB. */
+const MAX_CONFIG_BYTES = 1 << 20;
+
 async function readConfigFile(path: string): Promise<ConfigFile | undefined> {
   let text: string;
   try {
-    text = await Deno.readTextFile(path);
+    // Its directory may be a link (dotfiles); the file must be a plain one: a FIFO would block.
+    text = await readStateText(path, { root: dirName(path), maxBytes: MAX_CONFIG_BYTES });
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return undefined;
     throw new ConfigError(path, "(file)", error instanceof Error ? error.message : String(error));

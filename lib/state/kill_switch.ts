@@ -7,7 +7,7 @@
  */
 
 import { dirName } from "../core/path.ts";
-import { describeError, ensureDir } from "./store.ts";
+import { describeError } from "./store.ts";
 
 /** The switch's state. "unknown" means the file could not be checked (callers fail open). */
 export interface KillSwitchState {
@@ -42,7 +42,8 @@ export async function setKillSwitch(
       throw error;
     }
   }
-  await ensureDir(dirName(path));
+  // Claude Code's config directory, often a link into a dotfiles repository: not project state.
+  await Deno.mkdir(dirName(path), { recursive: true });
   try {
     await Deno.writeTextFile(
       path,

@@ -64,6 +64,8 @@ export function projectPaths(root: string) {
     /** lifeline's own per-project directory: config and private state. */
     lifeline: joinPath(root, ".lifeline"),
     config: joinPath(root, ".lifeline", "config.json"),
+    /** Which finished plan `hook crash` has already called finished (it says so once). */
+    finishedPlan: joinPath(root, ".lifeline", "finished-plan.json"),
   };
 }
 

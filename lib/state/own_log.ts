@@ -5,8 +5,18 @@
  * @module
  */
 
-import { ownLogPath } from "./layout.ts";
+import { ownLogPath, stateDir } from "./layout.ts";
 import { appendJsonLine, describeError } from "./store.ts";
+
+/**
+ * lifeline's own state directory (`stateDir`), created when missing, as the root for the store:
+ * it may be reached through links, nothing below it may be one.
+ */
+export async function ownStateRoot(env: Readonly<Record<string, string>>): Promise<string> {
+  const root = stateDir(env);
+  await Deno.mkdir(root, { recursive: true });
+  return root;
+}
 
 /** One line of lifeline's own log. */
 export interface OwnLogRecord {
@@ -32,7 +42,7 @@ export async function logToOwnLog(
     message: error === undefined ? rest.message : `${rest.message}: ${describeError(error)}`,
   };
   try {
-    await appendJsonLine(ownLogPath(env), line);
+    await appendJsonLine(ownLogPath(env), line, { root: await ownStateRoot(env) });
   } catch {
     // Nothing else can be done; see above.
   }

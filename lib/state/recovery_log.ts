@@ -24,5 +24,5 @@ export interface RecoveryRecord {
 /** Appends records to the root's recovery log (one write each). */
 export async function logRecovery(root: string, ...records: RecoveryRecord[]): Promise<void> {
   const path = projectPaths(root).recoveryLog;
-  for (const record of records) await appendJsonLine(path, record);
+  for (const record of records) await appendJsonLine(path, record, { root });
 }

@@ -6,12 +6,19 @@
  * - read-modify-write holds a kernel lock (`Deno.FsFile.tryLock`) on a dedicated `<file>.lock`
  *   that is never deleted; the kernel drops it when its holder dies, so it cannot go stale;
  * - a file that does not parse is moved aside to `<name>.corrupt-<ts>`, never overwritten blind;
- * - logs are JSON lines, each appended with one write; readers skip lines that do not parse.
+ * - logs are JSON lines, each appended with one write; readers skip lines that do not parse;
+ * - below its root (the project root, or lifeline's own state directory), a state path that is or
+ *   passes through a symbolic link is refused, and a file is opened only when it is a regular file
+ *   (a FIFO would block the open, a device would never end), checked with `lstat` before the open
+ *   and by device and inode after it, so a file swapped in between is refused too. Every read is
+ *   bounded. The root itself may be reached through links. Every function that touches a state
+ *   path takes its root (`{ root }`, required), so a call that forgets the check does not compile.
  *
  * @module
  */
 
-import { baseName, dirName, joinPath } from "../core/path.ts";
+import { CliError } from "../core/cli.ts";
+import { baseName, dirName, joinPath, relativeTo } from "../core/path.ts";
 
 /** How a state file's text becomes a value and back. `parse` throws on bad input. */
 export interface Codec<T> {
@@ -55,25 +62,272 @@ export type ReadResult<T> =
   | { kind: "missing" }
   | { kind: "corrupt"; reason: string; movedTo?: string };
 
-const encoder = new TextEncoder();
-
-/** Creates `path` and its parents if missing. */
-export async function ensureDir(path: string): Promise<void> {
-  await Deno.mkdir(path, { recursive: true });
+/** Where a state path lives: every function that touches one takes this. */
+export interface Within {
+  /**
+   * The directory the path is below: the project root, or lifeline's own state directory. It may
+   * be reached through links; below it, nothing may be one.
+   */
+  root: string;
 }
 
 /**
- * Opens a file, creating missing parent directories on the way. The directory usually exists, so
- * the open comes first and `mkdir` only runs when it failed for that reason.
+ * A state path lifeline will not touch: it is or passes through a symbolic link, it is not a
+ * regular file (or a directory where one is needed), it is too large, or its root is missing.
+ * Hooks fail open on it (one line in the own log); commands exit 1 with the message.
  */
-async function openCreatingDirs(path: string, options: Deno.OpenOptions): Promise<Deno.FsFile> {
-  try {
-    return await Deno.open(path, options);
-  } catch (error) {
-    if (!(error instanceof Deno.errors.NotFound)) throw error;
-    await ensureDir(dirName(path));
-    return await Deno.open(path, options);
+export class RefusedPathError extends CliError {
+  override name = "RefusedPathError";
+  constructor(readonly path: string, readonly reason: string) {
+    super(
+      `Refusing "${path}": ${reason}`,
+      "lifeline keeps its state in real files and directories below the project root; " +
+        "replace the link or special file with a plain one, or point --root at the real project",
+    );
   }
+}
+
+/** Largest state file read whole (config files, loop states, records); larger ones are refused. */
+export const MAX_STATE_BYTES = 16 << 20;
+
+const encoder = new TextEncoder();
+
+/** The path's segments below `root`; throws when it is not below it or climbs out with `..`. */
+function segmentsBelow(root: string, path: string): string[] {
+  const relative = relativeTo(root, path);
+  if (relative === ".") return [];
+  if (relative === path) throw new RefusedPathError(path, `it is not below "${root}"`);
+  const segments = relative.split(/[\\/]/).filter((s) => s !== "" && s !== ".");
+  if (segments.includes("..")) throw new RefusedPathError(path, `it climbs out of "${root}"`);
+  return segments;
+}
+
+function lstatOrNull(path: string): Deno.FileInfo | null {
+  try {
+    return Deno.lstatSync(path);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return null;
+    throw error;
+  }
+}
+
+/**
+ * Checks the directories from `root` down to `dir`: each must be a real directory, not a link.
+ * With `create`, missing ones are made one level at a time (so none is made through a link),
+ * but never the root itself; without it, a missing one throws NotFound. Synchronous on purpose:
+ * these few `lstat` calls run on every state access of every hook, and cost microseconds so.
+ */
+function checkDirs(root: string, dir: string, create: boolean): void {
+  const segments = segmentsBelow(root, dir);
+  if (create) checkRoot(root);
+  let current = root;
+  for (const segment of segments) {
+    current = joinPath(current, segment);
+    let info = lstatOrNull(current);
+    if (!info) {
+      if (!create) throw new Deno.errors.NotFound(`"${current}" does not exist`);
+      try {
+        Deno.mkdirSync(current);
+      } catch (error) {
+        if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
+      }
+      info = Deno.lstatSync(current);
+    }
+    if (info.isSymlink) throw new RefusedPathError(current, "it is a symbolic link");
+    if (!info.isDirectory) throw new RefusedPathError(current, "it is not a directory");
+  }
+}
+
+/** The root must be there (possibly through links): state is never written into a root made up. */
+function checkRoot(root: string): void {
+  let info;
+  try {
+    info = Deno.statSync(root);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) {
+      throw new RefusedPathError(root, "the project root does not exist");
+    }
+    throw error;
+  }
+  if (!info.isDirectory) throw new RefusedPathError(root, "the project root is not a directory");
+}
+
+/** Checks the final segment: not a link, and a regular file when it exists. Returns its info. */
+function checkFile(path: string): Deno.FileInfo | null {
+  const info = lstatOrNull(path);
+  if (info?.isSymlink) throw new RefusedPathError(path, "it is a symbolic link");
+  if (info && !info.isFile) throw new RefusedPathError(path, "it is not a regular file");
+  return info;
+}
+
+/** How {@linkcode openChecked} opens a file. */
+type Access = "read" | "append" | "lock";
+
+const OPEN_OPTIONS: Record<Access, Deno.OpenOptions> = {
+  read: { read: true },
+  append: { append: true },
+  lock: { read: true, write: true },
+};
+
+/**
+ * Opens a regular file below `root`. A missing one is created (append, lock) with `createNew`,
+ * which never follows a link; an existing one is checked with `lstat` first and by device and
+ * inode after the open, so a FIFO is never opened and a file swapped in between is refused.
+ */
+async function openChecked(path: string, root: string, access: Access): Promise<Deno.FsFile> {
+  const create = access !== "read";
+  checkDirs(root, dirName(path), create);
+  for (let attempt = 1;; attempt++) {
+    const before = access === "lock" ? lockPathInfo(path) : checkFile(path);
+    if (!before) {
+      if (!create) throw new Deno.errors.NotFound(`"${path}" does not exist`);
+      try {
+        return await Deno.open(path, { ...OPEN_OPTIONS[access], createNew: true });
+      } catch (error) {
+        if (error instanceof Deno.errors.AlreadyExists && attempt < 3) continue;
+        throw error;
+      }
+    }
+    const file = await Deno.open(path, OPEN_OPTIONS[access]);
+    const after = await file.stat();
+    if (after.isFile && after.dev === before.dev && after.ino === before.ino) return file;
+    file.close();
+    if (attempt >= 3) throw new RefusedPathError(path, "it was replaced while being opened");
+  }
+}
+
+/**
+ * A lock path's info. A link there (left by hand, or dangling after a cleanup) is moved aside
+ * rather than refused: every later update would fail on it otherwise, and a link cannot be a
+ * lock lifeline made. The link is renamed, never followed; what it points to is not touched.
+ */
+function lockPathInfo(path: string): Deno.FileInfo | null {
+  const info = lstatOrNull(path);
+  if (!info?.isSymlink) return checkFile(path);
+  Deno.renameSync(path, `${path}.link-${Date.now()}-${Math.random().toString(36).slice(2, 8)}`);
+  return null;
+}
+
+/** Reads at most `maxBytes` of an open file; `complete` says whether that was all of it. */
+async function readAtMost(
+  file: Deno.FsFile,
+  maxBytes: number,
+): Promise<{ bytes: Uint8Array; complete: boolean }> {
+  const buffer = new Uint8Array(Math.min(maxBytes + 1, 1 << 16));
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  while (total <= maxBytes) {
+    const n = await file.read(buffer.subarray(0, Math.min(buffer.length, maxBytes + 1 - total)));
+    if (n === null) break;
+    chunks.push(buffer.slice(0, n));
+    total += n;
+  }
+  const bytes = new Uint8Array(Math.min(total, maxBytes));
+  let offset = 0;
+  for (const chunk of chunks) {
+    const part = chunk.subarray(0, bytes.length - offset);
+    bytes.set(part, offset);
+    offset += part.length;
+  }
+  return { bytes, complete: total <= maxBytes };
+}
+
+/**
+ * The first `maxBytes` of a state file as text, and whether that was all of it. Throws NotFound
+ * when it is missing and {@linkcode RefusedPathError} when it is not a plain file below `root`.
+ */
+export async function readTextHead(
+  path: string,
+  { root, maxBytes }: Within & { maxBytes: number },
+): Promise<{ text: string; complete: boolean }> {
+  const file = await openChecked(path, root, "read");
+  try {
+    const { bytes, complete } = await readAtMost(file, maxBytes);
+    return { text: new TextDecoder().decode(bytes), complete };
+  } finally {
+    file.close();
+  }
+}
+
+/** A whole state file as text; one larger than `maxBytes` is refused. See {@linkcode readTextHead}. */
+export async function readStateText(
+  path: string,
+  { root, maxBytes = MAX_STATE_BYTES }: Within & { maxBytes?: number },
+): Promise<string> {
+  const { text, complete } = await readTextHead(path, { root, maxBytes });
+  if (!complete) throw new RefusedPathError(path, `it is larger than ${maxBytes} bytes`);
+  return text;
+}
+
+/**
+ * {@linkcode readStateText}, synchronously, for scans that read many small files at once (they
+ * are several times faster so, and have nothing else to do meanwhile).
+ */
+export function readStateTextSync(
+  path: string,
+  { root, maxBytes = MAX_STATE_BYTES }: Within & { maxBytes?: number },
+): string {
+  checkDirs(root, dirName(path), false);
+  const before = checkFile(path);
+  if (!before) throw new Deno.errors.NotFound(`"${path}" does not exist`);
+  const file = Deno.openSync(path, { read: true });
+  try {
+    const after = file.statSync();
+    if (after.dev !== before.dev || after.ino !== before.ino) {
+      throw new RefusedPathError(path, "it was replaced while being opened");
+    }
+    // One byte more than expected tells a file of that size from a larger (or growing) one.
+    const expected = Math.min(after.size, maxBytes);
+    const buffer = new Uint8Array(expected + 1);
+    let total = 0;
+    for (let n; total < buffer.length && (n = file.readSync(buffer.subarray(total))) !== null;) {
+      total += n;
+    }
+    if (total > expected) {
+      const reason = expected === maxBytes ? `larger than ${maxBytes} bytes` : "growing";
+      throw new RefusedPathError(path, `it is ${reason}`);
+    }
+    return new TextDecoder().decode(buffer.subarray(0, total));
+  } finally {
+    file.close();
+  }
+}
+
+/**
+ * Opens a state file for reading (to stream it). Throws NotFound when it is missing and
+ * {@linkcode RefusedPathError} when it is not a regular file below `root` reached without links.
+ */
+export function openStateFile(path: string, { root }: Within): Promise<Deno.FsFile> {
+  return openChecked(path, root, "read");
+}
+
+/**
+ * The entries of a directory below `root` reached without links (entries that are links are
+ * listed as such, never followed). Throws NotFound when it is not there.
+ */
+export async function listStateDir(dir: string, { root }: Within): Promise<Deno.DirEntry[]> {
+  checkDirs(root, dir, false);
+  return await Array.fromAsync(Deno.readDir(dir));
+}
+
+/** Creates `path` and the directories above it, below `root` (which must exist), without links. */
+export function ensureDir(path: string, { root }: Within): Promise<void> {
+  checkDirs(root, path, true);
+  return Promise.resolve();
+}
+
+/**
+ * True when the state file exists; throws {@linkcode RefusedPathError} when it, or a directory on
+ * the way from `root`, is a link, or when it is not a regular file.
+ */
+export function stateFileExists(path: string, { root }: Within): boolean {
+  try {
+    checkDirs(root, dirName(path), false);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return false;
+    throw error;
+  }
+  return checkFile(path) !== null;
 }
 
 /** True when `path` exists (a symlink counts as itself). Other errors are thrown. */
@@ -98,17 +352,31 @@ export async function listNames(dir: string): Promise<string[]> {
   return names.sort();
 }
 
-/** Writes `data` to `path` atomically: temp file, fsync, rename. Creates parent directories. */
-export async function writeFileAtomic(path: string, data: string | Uint8Array): Promise<void> {
+async function writeAll(file: Deno.FsFile, bytes: Uint8Array): Promise<void> {
+  for (let done = 0; done < bytes.length;) done += await file.write(bytes.subarray(done));
+}
+
+/**
+ * Writes `data` to `path` atomically: temp file, fsync, rename. Creates parent directories below
+ * `root`. `mode` sets the file's permission bits exactly (umask aside); else the default.
+ */
+export async function writeFileAtomic(
+  path: string,
+  data: string | Uint8Array,
+  { root, mode }: Within & { mode?: number | undefined },
+): Promise<void> {
+  checkDirs(root, dirName(path), true);
+  checkFile(path);
   const temp = joinPath(
     dirName(path),
     `.${baseName(path)}.${Math.random().toString(36).slice(2, 10)}.tmp`,
   );
   const bytes = typeof data === "string" ? encoder.encode(data) : data;
   try {
-    const file = await openCreatingDirs(temp, { write: true, createNew: true });
+    const file = await Deno.open(temp, { write: true, createNew: true });
     try {
-      for (let done = 0; done < bytes.length;) done += await file.write(bytes.subarray(done));
+      await writeAll(file, bytes);
+      if (mode !== undefined && Deno.build.os !== "windows") await Deno.chmod(temp, mode);
       await file.sync();
     } finally {
       file.close();
@@ -121,15 +389,68 @@ export async function writeFileAtomic(path: string, data: string | Uint8Array): 
 }
 
 /**
+ * Creates `path` with `data`, failing with AlreadyExists when it is there (creating it is a
+ * claim: of two callers, one wins). Never follows a link. Creates parent directories below `root`.
+ */
+export async function writeNewFile(
+  path: string,
+  data: string,
+  { root, mode }: Within & { mode?: number | undefined },
+): Promise<void> {
+  checkDirs(root, dirName(path), true);
+  const file = await Deno.open(path, { write: true, createNew: true });
+  try {
+    await writeAll(file, encoder.encode(data));
+    if (mode !== undefined && Deno.build.os !== "windows") await Deno.chmod(path, mode);
+  } finally {
+    file.close();
+  }
+}
+
+/** Appends `text` with one write to a regular file below `root`, creating it when missing. */
+export async function appendText(path: string, text: string, { root }: Within): Promise<void> {
+  const file = await openChecked(path, root, "append");
+  try {
+    await writeAll(file, encoder.encode(text));
+  } finally {
+    file.close();
+  }
+}
+
+/** Removes a state file (not a link, not a directory). Throws NotFound when it is not there. */
+export async function removeFile(path: string, { root }: Within): Promise<void> {
+  checkDirs(root, dirName(path), false);
+  if (!checkFile(path)) throw new Deno.errors.NotFound(`"${path}" does not exist`);
+  await Deno.remove(path);
+}
+
+/**
+ * Removes a state directory below `root` (never the root) and everything in it: links inside
+ * are removed, never followed.
+ */
+export async function removeDir(path: string, { root }: Within): Promise<void> {
+  if (segmentsBelow(root, path).length === 0) throw new RefusedPathError(path, "it is the root");
+  checkDirs(root, path, false);
+  await Deno.remove(path, { recursive: true });
+}
+
+/** Renames a state file (or a link: it is moved, never followed) within `root`. */
+export async function renameFile(from: string, to: string, { root }: Within): Promise<void> {
+  checkDirs(root, dirName(from), false);
+  checkDirs(root, dirName(to), false);
+  await Deno.rename(from, to);
+}
+
+/**
  * Runs `fn` while holding an exclusive kernel lock on `<path>.lock`. Waits at most `waitMs`
  * (0: one try) and throws {@linkcode LockTimeoutError} when the lock stays taken.
  */
 export async function withLock<T>(
   path: string,
   fn: () => Promise<T>,
-  { waitMs }: { waitMs: number },
+  { root, waitMs }: Within & { waitMs: number },
 ): Promise<T> {
-  const file = await openCreatingDirs(`${path}.lock`, { read: true, write: true, create: true });
+  const file = await openChecked(`${path}.lock`, root, "lock");
   try {
     const deadline = Date.now() + waitMs;
     let pause = 1;
@@ -154,12 +475,19 @@ export async function withLock<T>(
 
 /**
  * Reads a state file without locking (writers rename whole files, so what is read is complete).
- * A file that does not parse is reported, not moved: only a lock holder may move it.
+ * A file that does not parse, or is larger than `maxBytes`, is reported as corrupt, not moved:
+ * only a lock holder may move it.
  */
-export async function readState<T>(path: string, codec: Codec<T>): Promise<ReadResult<T>> {
+export async function readState<T>(
+  path: string,
+  codec: Codec<T>,
+  { root, maxBytes = MAX_STATE_BYTES }: Within & { maxBytes?: number },
+): Promise<ReadResult<T>> {
   let text: string;
   try {
-    text = await Deno.readTextFile(path);
+    const head = await readTextHead(path, { root, maxBytes });
+    if (!head.complete) return { kind: "corrupt", reason: `larger than ${maxBytes} bytes` };
+    text = head.text;
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return { kind: "missing" };
     throw error;
@@ -172,17 +500,16 @@ export async function readState<T>(path: string, codec: Codec<T>): Promise<ReadR
 }
 
 /** Moves a corrupt file aside to `<name>.corrupt-<ts>` and returns the new path. */
-export async function quarantine(path: string, now: number): Promise<string> {
+export async function quarantine(
+  path: string,
+  { root, now }: Within & { now: number },
+): Promise<string> {
   const stamp = new Date(now).toISOString().replace(/[:.]/g, "");
   for (let attempt = 0;; attempt++) {
     const target = `${path}.corrupt-${stamp}${attempt ? `-${attempt}` : ""}`;
-    try {
-      await Deno.lstat(target);
-    } catch (error) {
-      if (!(error instanceof Deno.errors.NotFound)) throw error;
-      await Deno.rename(path, target);
-      return target;
-    }
+    if (await pathExists(target)) continue;
+    await renameFile(path, target, { root });
+    return target;
   }
 }
 
@@ -207,19 +534,19 @@ export function updateState<T>(
     current: T | undefined,
     previous: ReadResult<T>,
   ) => T | undefined | Promise<T | undefined>,
-  { waitMs, now }: { waitMs: number; now: number },
+  { root, waitMs, now }: Within & { waitMs: number; now: number },
 ): Promise<UpdateResult<T>> {
   return withLock(path, async () => {
-    let previous = await readState(path, codec);
+    let previous = await readState(path, codec, { root });
     if (previous.kind === "corrupt") {
-      previous = { ...previous, movedTo: await quarantine(path, now) };
+      previous = { ...previous, movedTo: await quarantine(path, { root, now }) };
     }
     const current = previous.kind === "ok" ? previous.value : undefined;
     const next = await update(current, previous);
     if (next === undefined) return { value: current, previous, written: false };
-    await writeFileAtomic(path, codec.format(next));
+    await writeFileAtomic(path, codec.format(next), { root });
     return { value: next, previous, written: true };
-  }, { waitMs });
+  }, { root, waitMs });
 }
 
 /** Longest string kept in a log record, so a record stays one small write. */
@@ -240,24 +567,23 @@ function clampStrings(value: unknown): unknown {
  * Appends `record` as one JSON line with a single write to a file opened for append, so
  * concurrent appenders never interleave. Long strings are shortened to keep the line small.
  */
-export async function appendJsonLine(path: string, record: unknown): Promise<void> {
-  await ensureDir(dirName(path));
-  await Deno.writeTextFile(path, JSON.stringify(clampStrings(record)) + "\n", {
-    append: true,
-    create: true,
-  });
+export async function appendJsonLine(path: string, record: unknown, within: Within): Promise<void> {
+  await appendText(path, JSON.stringify(clampStrings(record)) + "\n", within);
 }
 
-/**
- * Streams the lines of a file with bounded memory. A line longer than `maxLineLength` characters is skipped
- * whole (counted in `skipped`), so one giant row cannot exhaust memory.
- */
+/** How {@linkcode readLines} reads. */
+export interface LineOptions extends Within {
+  /** Longer lines are skipped whole (counted in `skipped`), so one giant row cannot exhaust memory. */
+  maxLineLength?: number;
+  skipped?: { count: number };
+}
+
+/** Streams the lines of a state file with bounded memory (see {@linkcode LineOptions}). */
 export async function* readLines(
   path: string,
-  { maxLineLength = 16 << 20, skipped }: { maxLineLength?: number; skipped?: { count: number } } =
-    {},
+  { root, maxLineLength = 16 << 20, skipped }: LineOptions,
 ): AsyncGenerator<string> {
-  const file = await Deno.open(path, { read: true });
+  const file = await openStateFile(path, { root });
   const decoder = new TextDecoder();
   let pending = "";
   let oversized = false;
@@ -304,7 +630,7 @@ export async function* readLines(
 /** Streams the parsed JSON lines of a file, skipping blank, torn and oversized lines. */
 export async function* readJsonLines(
   path: string,
-  options: { maxLineLength?: number; skipped?: { count: number } } = {},
+  options: LineOptions,
 ): AsyncGenerator<unknown> {
   for await (const line of readLines(path, options)) {
     if (line.trim() === "") continue;
@@ -336,21 +662,24 @@ export interface InstanceLock {
 export async function acquireInstanceLock(
   path: string,
   pid: number,
+  { root }: Within,
 ): Promise<{ lock: InstanceLock } | { heldBy: number | null }> {
-  const file = await openCreatingDirs(`${path}.lock`, { read: true, write: true, create: true });
+  const file = await openChecked(`${path}.lock`, root, "lock");
   if (!(await file.tryLock(true))) {
     file.close();
     // A holder that has just started may not have written its pid yet: give it a moment.
     for (let waited = 0;; waited += 25) {
       try {
-        return { heldBy: numberCodec.parse(await Deno.readTextFile(`${path}.pid`)) };
+        return {
+          heldBy: numberCodec.parse(await readStateText(`${path}.pid`, { root, maxBytes: 64 })),
+        };
       } catch {
         if (waited >= 1000) return { heldBy: null };
         await new Promise((resolve) => setTimeout(resolve, 25));
       }
     }
   }
-  await writeFileAtomic(`${path}.pid`, numberCodec.format(pid));
+  await writeFileAtomic(`${path}.pid`, numberCodec.format(pid), { root });
   return {
     lock: {
       async release() {

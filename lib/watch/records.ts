@@ -13,7 +13,7 @@ import { descendsFrom, lookupProcess } from "../host/proc.ts";
 import type { PaneInfo, ServerIdentity } from "../host/tmux.ts";
 import { type SessionRecord, sessionRecordCodec } from "../sessions/registry.ts";
 import { projectPaths, sessionPaths, validateName } from "../state/layout.ts";
-import { readState } from "../state/store.ts";
+import { listStateDir, readState, readStateText } from "../state/store.ts";
 import {
   readTranscriptTail,
   type RecordSignal,
@@ -40,10 +40,9 @@ export async function registeredPanes(
     const dir = projectPaths(root).sessions;
     let names: string[];
     try {
-      names = [];
-      for await (const entry of Deno.readDir(dir)) if (entry.isDirectory) names.push(entry.name);
+      names = (await listStateDir(dir, { root })).filter((e) => e.isDirectory).map((e) => e.name);
     } catch {
-      continue; // no sessions yet
+      continue; // no sessions yet, or a sessions directory lifeline will not read (a link)
     }
     for (const name of names) {
       try {
@@ -52,7 +51,9 @@ export async function registeredPanes(
         continue; // not a directory lifeline made
       }
       try {
-        const read = await readState(joinPath(dir, name, "session.json"), sessionRecordCodec);
+        const read = await readState(joinPath(dir, name, "session.json"), sessionRecordCodec, {
+          root,
+        });
         if (read.kind === "ok" && read.value.tmux_pane) found.push({ root, record: read.value });
       } catch {
         // Unreadable: that session is not joined; the others still are.
@@ -93,10 +94,9 @@ export async function joinSession(
   return candidates[0] ?? null;
 }
 
-async function readStopFailure(path: string): Promise<StopFailureRecord | null> {
+async function readStopFailure(path: string, root: string): Promise<StopFailureRecord | null> {
   try {
-    const text = await Deno.readTextFile(path);
-    const value = JSON.parse(text.slice(0, 64 << 10));
+    const value = JSON.parse(await readStateText(path, { root, maxBytes: 64 << 10 }));
     if (typeof value?.ts !== "string" || typeof value?.error !== "string") return null;
     return {
       ts: value.ts,
@@ -115,6 +115,7 @@ export async function readRecords(
 ): Promise<RecordSignal> {
   const stopFailure = await readStopFailure(
     sessionPaths(joined.root, joined.sessionId).stopFailure,
+    joined.root,
   );
   let tail = null;
   const transcript = joined.record.transcript_path;

@@ -7,6 +7,7 @@
  * @module
  */
 
+import { dirName } from "../../lib/core/path.ts";
 import { jsonCodec, updateState, writeFileAtomic } from "../../lib/state/store.ts";
 
 const counterCodec = jsonCodec((value) => {
@@ -16,9 +17,11 @@ const counterCodec = jsonCodec((value) => {
 });
 
 const [mode, file, arg] = Deno.args;
+const root = dirName(file!);
 if (mode === "increment") {
   for (let i = 0; i < Number(arg); i++) {
     await updateState(file!, counterCodec, (current) => ({ count: (current?.count ?? 0) + 1 }), {
+      root,
       waitMs: 60_000,
       now: Date.now(),
     });
@@ -28,7 +31,7 @@ if (mode === "increment") {
   for (let seq = 0;; seq++) {
     // Large enough that a write takes several syscalls, so a kill lands in the middle of one.
     const document = { seq, filler: "x".repeat(200_000 + (seq % 7) * 10_000) };
-    await writeFileAtomic(file!, JSON.stringify(document));
+    await writeFileAtomic(file!, JSON.stringify(document), { root });
   }
 } else {
   throw new Error(`unknown mode ${mode}`);
