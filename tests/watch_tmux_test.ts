@@ -4,7 +4,7 @@
 // against older builds; finer behaviour is in watch_engine_test.ts.
 import assert from "node:assert/strict";
 import { screen } from "./helpers/fixtures.ts";
-import { runLifeline, spawnLifeline } from "./helpers/lifeline.ts";
+import { REPO_DIR, runLifeline, spawnLifeline } from "./helpers/lifeline.ts";
 import { agentScreen, clockTime, dialogScreen, monthDay } from "./helpers/screens.ts";
 import { type AgentPane, type TmuxHarness, withTmux } from "./helpers/tmux_harness.ts";
 import { listDir, withTempDir } from "./helpers/temp.ts";
@@ -665,5 +665,62 @@ tmuxTest(
     const second = await watchOnce(tmux, dir);
     assert.deepEqual(second.map((l) => l.action), ["wait"]);
     assert.equal(await typed(tmux, pane), "continue\r");
+  },
+);
+
+tmuxTest(
+  "--explain shows how a pane is read and what would be decided, and types nothing",
+  async (dir, tmux) => {
+    await project(dir);
+    const capture = await Deno.readTextFile(
+      `${REPO_DIR}/tests/fixtures/screens/probe/429-oauth-cancelled-080x24-status.txt`,
+    );
+    const pane = await tmux.addAgent(capture, { width: 80, height: 24 });
+    const text = await runLifeline([
+      "watch",
+      "tmux",
+      "--socket",
+      tmux.socket,
+      "--explain",
+      pane.id,
+      "--root",
+      `${dir}/project`,
+    ], { env: envOf(dir) });
+    assert.equal(text.code, 0, text.stderr);
+    const lines = text.stdout.trimEnd().split("\n");
+    assert.match(lines[0]!, new RegExp(`^pane ${pane.id} \\(agent0, runs claude, 80 columns\\)$`));
+    assert.ok(lines.includes("session: none registered for this pane"));
+    assert.ok(
+      lines.some((l) => /^  result +You've hit your 5-hour limit · resets 12:08pm \(UTC\)/.test(l)),
+      text.stdout,
+    );
+    assert.ok(lines.includes('input box: "" (rules)'));
+    assert.match(text.stdout, /^footer: \[Opus 4\.8\] │ Context 12% │ 5h:100% \| ⏵⏵ auto mode on/m);
+    assert.match(
+      text.stdout,
+      /^screen: usage_limit \(rule: a usage-limit banner \(you've hit your limit\)\); idle true; layout recognised; reset "resets 12:08pm \(UTC\)"$/m,
+    );
+    assert.match(text.stdout, /^records: none \(no registered session\)$/m);
+    assert.match(text.stdout, /^decision: usage_limit \(signal screen\): (wait|resume) - /m);
+    const json = await runLifeline([
+      "watch",
+      "tmux",
+      "--socket",
+      tmux.socket,
+      "--explain",
+      pane.id,
+      "--json",
+      "--root",
+      `${dir}/project`,
+    ], { env: envOf(dir) });
+    const explained = JSON.parse(json.stdout);
+    assert.equal(explained.reading.state, "usage_limit");
+    assert.equal(explained.screen.input, "");
+    assert.equal(await typed(tmux, pane), "");
+    assert.deepEqual(
+      await listDir(`${dir}/home/.local/state/lifeline/watch`).catch(() => []),
+      [],
+      "no state written",
+    );
   },
 );
