@@ -6,15 +6,15 @@ import {
   parseFallbackMap,
 } from "../lib/advice/fallback_map.ts";
 import type { TurnOutcome } from "../lib/claude/transcript.ts";
-import { backoffSeconds, onMcpFailure } from "../lib/advice/mcp_retry_policy.ts";
+import { backoffSeconds, decideMcpFailure } from "../lib/advice/mcp_retry_policy.ts";
 import {
-  applyOutcome,
   classifyApiError,
+  decideTurn,
   emptyTracker,
   ladderRung,
   type TrackerState,
-  withModel,
 } from "../lib/advice/model_fallback_policy.ts";
+import { renderModelAdvice } from "../lib/advice/model_fallback.ts";
 import {
   type ClaimDecision,
   type ClaimEvidence,
@@ -28,6 +28,7 @@ import { outcomesFromRows } from "../lib/claude/transcript.ts";
 import { transcriptPath } from "./helpers/fixtures.ts";
 
 const MCP = { baseSeconds: 1, maxAttempts: 5, jitter: 0.25 };
+const mcpAt = (now: number, random: number) => ({ now, random: () => random, ...MCP });
 const MODEL = { threshold: 3, ladder: ["haiku", "sonnet", "opus"] };
 const NOW = Date.UTC(2026, 10, 30, 12, 0, 0);
 
@@ -36,9 +37,9 @@ Deno.test("MCP backoff: 1, 2, 4, 8, 16 s for attempts 1-5, then fallback from th
   let state;
   const advice = [];
   for (let i = 0; i < 8; i++) {
-    const step = onMcpFailure(state, NOW + i * 1000, MCP, 0.5);
+    const step = decideMcpFailure(state, { reason: "ECONNREFUSED" }, mcpAt(NOW + i * 1000, 0.5));
     state = step.state;
-    advice.push(step.advice);
+    advice.push(...step.actions.map((a) => a.advice));
   }
   assert.deepEqual(advice.slice(0, 5).map((a) => a.kind === "retry" && a.waitSeconds), [
     1,
@@ -57,19 +58,13 @@ Deno.test("MCP backoff: 1, 2, 4, 8, 16 s for attempts 1-5, then fallback from th
 
 Deno.test("MCP retry state: next_retry_at has up to 25% jitter taken off, never added", () => {
   const now = NOW / 1000;
-  const noJitter = onMcpFailure(
-    { attempt: 2, last_attempt_ts: now, next_retry_at: 0 },
-    NOW,
-    MCP,
-    0,
-  );
+  const noJitter = decideMcpFailure({ attempt: 2, last_attempt_ts: now, next_retry_at: 0 }, {
+    reason: "EPIPE",
+  }, mcpAt(NOW, 0));
   assert.equal(noJitter.state.next_retry_at, now + 4);
-  const most = onMcpFailure(
-    { attempt: 2, last_attempt_ts: now, next_retry_at: 0 },
-    NOW,
-    MCP,
-    0.999,
-  );
+  const most = decideMcpFailure({ attempt: 2, last_attempt_ts: now, next_retry_at: 0 }, {
+    reason: "EPIPE",
+  }, mcpAt(NOW, 0.999));
   assert.ok(most.state.next_retry_at >= now + 3 && most.state.next_retry_at < now + 4);
   assert.equal(most.state.last_attempt_ts, now);
 });
@@ -78,19 +73,24 @@ function fail(key: string, at: number, error = "server_error", message?: string)
   return { kind: "api_error", key, at, error, message };
 }
 
+/** A tracker that knows the session's model. */
+function withModel(model: string): TrackerState {
+  return decideTurn(emptyTracker(), { kind: "model", model }, { now: NOW, ...MODEL }).state;
+}
+
 function run(outcomes: TurnOutcome[], start: TrackerState = emptyTracker()) {
   let state = start;
   const advice: (string | null)[] = [];
   for (const outcome of outcomes) {
-    const step = applyOutcome(state, outcome, MODEL, "now");
+    const step = decideTurn(state, outcome, { now: NOW, ...MODEL });
     state = step.state;
-    advice.push(step.advice);
+    advice.push(step.actions.map((a) => renderModelAdvice(a.advice))[0] ?? null);
   }
   return { state, advice };
 }
 
 Deno.test("model fallback: advice at exactly 3 consecutive counted failures, up the ladder", () => {
-  const sonnet = withModel(emptyTracker(), "claude-sonnet-5", "now");
+  const sonnet = withModel("claude-sonnet-5");
   const { state, advice } = run([fail("a", 1), fail("b", 2), fail("c", 3)], sonnet);
   assert.deepEqual(advice.slice(0, 2), [null, null]);
   assert.match(
@@ -102,7 +102,7 @@ Deno.test("model fallback: advice at exactly 3 consecutive counted failures, up 
 });
 
 Deno.test("model fallback: the top of the ladder advises waiting or another provider", () => {
-  const opus = withModel(emptyTracker(), "claude-opus-5-5", "now");
+  const opus = withModel("claude-opus-5-5");
   const { advice } = run([fail("a", 1, "overloaded"), fail("b", 2), fail("c", 3)], opus);
   assert.match(advice[2]!, /on opus, the strongest model .* Wait a few minutes .* switch provider/);
 });
@@ -140,8 +140,8 @@ Deno.test("model fallback: a rate limit never counts and says to wait, not to sw
     advice[2]!,
     /^\[RATE LIMIT\] .* \(it resets 5:49pm \(UTC\)\)\. Wait for the reset.*Do not switch model/,
   );
-  const again = applyOutcome(state, fail("r", 3, "rate_limit"), MODEL, "now");
-  assert.equal(again.advice, null, "one error, one advice");
+  const again = decideTurn(state, fail("r", 3, "rate_limit"), { now: NOW, ...MODEL });
+  assert.deepEqual(again.actions, [], "one error, one advice");
 });
 
 Deno.test("model fallback: permanent errors never count and say to stop and tell the user", () => {

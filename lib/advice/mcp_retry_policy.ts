@@ -1,7 +1,7 @@
 /**
  * MCP reconnection advice (spec/error-recovery.md §5.4): exponential backoff, 1, 2, 4, 8, 16 s for
  * the first five failures, then fallback advice. Claude Code has no API to restart an MCP server,
- * so lifeline can only advise. A pure function of (state, event, now).
+ * so lifeline can only advise. Pure: `decideMcpFailure(state, event, { now, random, ...settings })`.
  *
  * @module
  */
@@ -14,10 +14,13 @@ export interface McpRetryState {
   next_retry_at: number;
 }
 
-/** What to tell the agent after an MCP connection failure. */
+/** What to tell the agent after an MCP connection failure (rendered by `tool_fallback.ts`). */
 export type McpAdvice =
-  | { kind: "retry"; attempt: number; maxAttempts: number; waitSeconds: number }
-  | { kind: "fallback"; attempt: number; maxAttempts: number };
+  | { kind: "retry"; attempt: number; maxAttempts: number; waitSeconds: number; reason: string }
+  | { kind: "fallback"; attempt: number; maxAttempts: number; reason: string };
+
+/** What the policy asks for. */
+export type McpAction = { kind: "advise"; advice: McpAdvice };
 
 /** The backoff before retry `attempt` (1-based): `base * 2^(attempt-1)`. */
 export function backoffSeconds(attempt: number, baseSeconds: number): number {
@@ -25,31 +28,40 @@ export function backoffSeconds(attempt: number, baseSeconds: number): number {
 }
 
 /**
- * The state and advice after one more connection failure. `random` in [0, 1) picks the jitter, so
- * clients that failed together do not all retry at the same instant.
+ * The state and advice after one more connection failure (`reason`: which error pattern
+ * matched). `random` in [0, 1) picks the jitter, so clients that failed together do not all
+ * retry at the same instant.
  */
-export function onMcpFailure(
+export function decideMcpFailure(
   state: McpRetryState | undefined,
-  nowMs: number,
-  config: { baseSeconds: number; maxAttempts: number; jitter: number },
-  random: number,
-): { state: McpRetryState; advice: McpAdvice } {
+  { reason }: { reason: string },
+  { now, random, baseSeconds, maxAttempts, jitter }: {
+    now: number;
+    random: () => number;
+    baseSeconds: number;
+    maxAttempts: number;
+    jitter: number;
+  },
+): { state: McpRetryState; actions: McpAction[] } {
   const attempt = (state?.attempt ?? 0) + 1;
-  const now = nowMs / 1000;
-  if (attempt > config.maxAttempts) {
+  const seconds = now / 1000;
+  if (attempt > maxAttempts) {
     return {
-      state: { attempt, last_attempt_ts: Math.floor(now), next_retry_at: Math.floor(now) },
-      advice: { kind: "fallback", attempt, maxAttempts: config.maxAttempts },
+      state: { attempt, last_attempt_ts: Math.floor(seconds), next_retry_at: Math.floor(seconds) },
+      actions: [{ kind: "advise", advice: { kind: "fallback", attempt, maxAttempts, reason } }],
     };
   }
-  const waitSeconds = backoffSeconds(attempt, config.baseSeconds);
-  const jittered = waitSeconds * (1 - config.jitter * random);
+  const waitSeconds = backoffSeconds(attempt, baseSeconds);
+  const jittered = waitSeconds * (1 - jitter * random());
   return {
     state: {
       attempt,
-      last_attempt_ts: Math.floor(now),
-      next_retry_at: Math.round((now + jittered) * 1000) / 1000,
+      last_attempt_ts: Math.floor(seconds),
+      next_retry_at: Math.round((seconds + jittered) * 1000) / 1000,
     },
-    advice: { kind: "retry", attempt, maxAttempts: config.maxAttempts, waitSeconds },
+    actions: [{
+      kind: "advise",
+      advice: { kind: "retry", attempt, maxAttempts, waitSeconds, reason },
+    }],
   };
 }

@@ -15,10 +15,11 @@ import { lazy } from "../core/lazy.ts";
 import { joinPath } from "../core/path.ts";
 import { sessionPaths } from "../state/layout.ts";
 import {
-  applyOutcome,
+  decideTurn,
   emptyTracker,
+  type ModelAdvice,
+  type ModelEvent,
   type TrackerState,
-  withModel,
 } from "./model_fallback_policy.ts";
 import {
   appendJsonLine,
@@ -176,7 +177,7 @@ export async function foldTurns(
     }
   }
   const advice: string[] = [];
-  const nowIso = new Date(options.now).toISOString();
+  const settings = { now: options.now, ...options.config };
   let batches: string[] = [];
   const result = await updateState(paths.failureTracker, trackerCodec, async (current) => {
     // Events appended after this rename start a new file and wait for the next fold.
@@ -186,15 +187,20 @@ export async function foldTurns(
     const before = current ?? emptyTracker();
     let state = before;
     const model = input.model ?? fromTranscript.model ?? undefined;
-    if (model) state = withModel(state, model, nowIso);
-    const all = [...fromTranscript.outcomes, ...events, ...(input.outcomes ?? [])]
-      .sort((a, b) => a.at - b.at);
-    for (const outcome of all) {
-      const step = applyOutcome(state, outcome, options.config, nowIso);
+    const all: ModelEvent[] = [
+      ...(model ? [{ kind: "model" as const, model }] : []),
+      ...[...fromTranscript.outcomes, ...events, ...(input.outcomes ?? [])]
+        .sort((a, b) => a.at - b.at),
+    ];
+    for (const event of all) {
+      const step = decideTurn(state, event, settings);
       state = step.state;
       // A turn that succeeded later makes advice about earlier errors stale.
-      if (outcome.kind === "success") advice.length = 0;
-      if (step.advice && !advice.includes(step.advice)) advice.push(step.advice);
+      if (event.kind === "success") advice.length = 0;
+      for (const action of step.actions) {
+        const text = renderModelAdvice(action.advice);
+        if (!advice.includes(text)) advice.push(text);
+      }
     }
     // Nothing new (the usual SessionStart): leave the file alone rather than rewrite it.
     return current && sameTracker(before, state) ? undefined : state;
@@ -209,10 +215,31 @@ function sameTracker(a: TrackerState, b: TrackerState): boolean {
   return JSON.stringify({ ...a, updated_at: "" }) === JSON.stringify({ ...b, updated_at: "" });
 }
 
-/** Reads a session's tracker without locking. */
-export async function readTracker(root: string, sessionId: string): Promise<TrackerState> {
-  const result = await readState(sessionPaths(root, sessionId).failureTracker, trackerCodec, {
-    root,
-  });
-  return result.kind === "ok" ? result.value : emptyTracker();
+/** The sentence the agent reads for a piece of model-fallback advice. */
+export function renderModelAdvice(advice: ModelAdvice): string {
+  switch (advice.kind) {
+    case "rate_limit":
+      return `[RATE LIMIT] The API rate limit was hit${
+        advice.reset ? ` (it resets ${advice.reset})` : ""
+      }. Wait for the reset, then continue. Do not switch model for a rate limit: it does not help.`;
+    case "permanent":
+      return `[API ERROR] ${advice.error}${
+        advice.message ? ` ("${advice.message.slice(0, 200)}")` : ""
+      }: retrying will not fix this. Do not retry; stop and tell the user what happened so they can fix it.`;
+    case "escalate": {
+      const head =
+        `[MODEL FALLBACK] ${advice.count} turns in a row failed with overload or server errors`;
+      if (advice.rung === null) {
+        return `${head} (last: ${advice.error}). Switch to a stronger model than the current one ` +
+          "(/model), or wait a few minutes; after a 529, do not retry the same model more than once.";
+      }
+      if (advice.next === null) {
+        return `${head} on ${advice.rung}, the strongest model lifeline knows (last: ${advice.error}). ` +
+          "Wait a few minutes before retrying, or switch provider; https://status.claude.com shows incidents.";
+      }
+      return `${head} on ${advice.rung} (last: ${advice.error}). Switch to ${advice.next}: run ` +
+        `/model ${advice.next} (or start claude with --model ${advice.next}). After a 529, do not ` +
+        "retry the same model more than once.";
+    }
+  }
 }

@@ -6,7 +6,8 @@
  * Outcomes can arrive late and twice: a StopFailure hook may be killed before it records anything,
  * and the same error is then found in the transcript. So the state keeps recent failures with
  * their time and key, and derives the count: failures after the last success, each key once.
- * Pure functions of (state, outcome).
+ * Pure: `decideTurn(state, event, { now, ...settings }) → { state, actions }`; the advice is data,
+ * and `model_fallback.ts` renders it.
  *
  * @module
  */
@@ -70,89 +71,107 @@ export function ladderRung(model: string | null, ladder: readonly string[]): str
   return [...ladder].reverse().find((rung) => lower.includes(rung.toLowerCase())) ?? null;
 }
 
-/** Recomputes the derived count after a change. */
-function settle(state: TrackerState, nowIso: string): TrackerState {
-  const since = state.last_success_at ?? -Infinity;
-  const failures = state.failures.filter((f) => f.at > since).slice(-KEEP);
-  return { ...state, failures, consecutive_failures: failures.length, updated_at: nowIso };
+/** What the agent should be told, as data. */
+export type ModelAdvice =
+  /** A rate limit: wait for the reset (`reset` as the message wrote it), never switch model. */
+  | { kind: "rate_limit"; reset: string | null }
+  /** An error no retry fixes: stop and tell the user. */
+  | { kind: "permanent"; error: string; message: string | null }
+  /** `count` counted failures in a row on `rung` (null: unknown): switch to `next` (null: none). */
+  | { kind: "escalate"; count: number; error: string; rung: string | null; next: string | null };
+
+/** Something that happened to the session: a turn's outcome, or its model (SessionStart). */
+export type ModelEvent = TurnOutcome | { kind: "model"; model: string };
+
+/** What the policy asks for. */
+export type ModelAction = { kind: "advise"; advice: ModelAdvice };
+
+/** The settings (config.modelFallback) and the time. */
+export interface ModelOptions {
+  now: number;
+  threshold: number;
+  ladder: readonly string[];
 }
 
-/** Records the session's model (from SessionStart). */
-export function withModel(state: TrackerState, model: string, nowIso: string): TrackerState {
-  return { ...state, current_model: model, updated_at: nowIso };
+/** Recomputes the derived count after a change. */
+function settle(state: TrackerState, now: number): TrackerState {
+  const since = state.last_success_at ?? -Infinity;
+  const failures = state.failures.filter((f) => f.at > since).slice(-KEEP);
+  return {
+    ...state,
+    failures,
+    consecutive_failures: failures.length,
+    updated_at: new Date(now).toISOString(),
+  };
+}
+
+function advise(advice: ModelAdvice | null): ModelAction[] {
+  return advice === null ? [] : [{ kind: "advise", advice }];
 }
 
 /**
- * Applies one outcome. Returns the new state and the advice to give (null for none). A success
- * resets the count; a counted failure adds to it once per key, unless a later success is known.
+ * Applies one event. A success resets the count; a counted failure adds to it once per key,
+ * unless a later success is known; the advice for an error is given once.
  */
-export function applyOutcome(
+export function decideTurn(
   state: TrackerState,
-  outcome: TurnOutcome,
-  config: { threshold: number; ladder: readonly string[] },
-  nowIso: string,
-): { state: TrackerState; advice: string | null } {
-  if (outcome.kind === "success") {
-    const last = Math.max(state.last_success_at ?? -Infinity, outcome.at);
-    return { state: settle({ ...state, last_success_at: last }, nowIso), advice: null };
+  event: ModelEvent,
+  { now, threshold, ladder }: ModelOptions,
+): { state: TrackerState; actions: ModelAction[] } {
+  const nowIso = new Date(now).toISOString();
+  if (event.kind === "model") {
+    return { state: { ...state, current_model: event.model, updated_at: nowIso }, actions: [] };
   }
-  const errorClass = classifyApiError(outcome.error, outcome.message);
-  const once = state.advised.includes(outcome.key);
-  const advised = once ? state.advised : [...state.advised, outcome.key].slice(-KEEP);
+  if (event.kind === "success") {
+    const last = Math.max(state.last_success_at ?? -Infinity, event.at);
+    return { state: settle({ ...state, last_success_at: last }, now), actions: [] };
+  }
+  const errorClass = classifyApiError(event.error, event.message);
+  const once = state.advised.includes(event.key);
+  const advised = once ? state.advised : [...state.advised, event.key].slice(-KEEP);
   if (errorClass !== "counted") {
-    const advice = once ? null : nonCountedAdvice(errorClass, outcome);
     return {
-      state: settle({ ...state, last_error: outcome.error, advised }, nowIso),
-      advice,
+      state: settle({ ...state, last_error: event.error, advised }, now),
+      actions: once ? [] : advise(nonCountedAdvice(errorClass, event)),
     };
   }
-  const stale = state.last_success_at !== null && outcome.at <= state.last_success_at;
-  if (stale || state.failures.some((f) => f.key === outcome.key)) {
-    return { state: settle(state, nowIso), advice: null };
+  const stale = state.last_success_at !== null && event.at <= state.last_success_at;
+  if (stale || state.failures.some((f) => f.key === event.key)) {
+    return { state: settle(state, now), actions: [] };
   }
   const next = settle({
     ...state,
-    last_error: outcome.error,
-    failures: [...state.failures, { key: outcome.key, at: outcome.at, error: outcome.error }],
+    last_error: event.error,
+    failures: [...state.failures, { key: event.key, at: event.at, error: event.error }],
     advised,
-  }, nowIso);
-  const advice = next.consecutive_failures >= config.threshold
-    ? escalationAdvice(next, config.ladder)
-    : null;
-  return { state: next, advice };
+  }, now);
+  return {
+    state: next,
+    actions: next.consecutive_failures >= threshold ? advise(escalation(next, ladder)) : [],
+  };
 }
 
-function nonCountedAdvice(errorClass: ErrorClass, outcome: TurnOutcome & { kind: "api_error" }) {
-  const message = outcome.message?.trim();
+function nonCountedAdvice(
+  errorClass: ErrorClass,
+  outcome: TurnOutcome & { kind: "api_error" },
+): ModelAdvice | null {
+  const message = outcome.message?.trim() || null;
   if (errorClass === "rate_limit") {
-    const reset = message ? RESET_PHRASE.exec(textEnds(message))?.[1]?.trim() : undefined;
-    return `[RATE LIMIT] The API rate limit was hit${
-      reset ? ` (it resets ${reset})` : ""
-    }. Wait for the reset, then continue. Do not switch model for a rate limit: it does not help.`;
+    const reset = message ? RESET_PHRASE.exec(textEnds(message))?.[1]?.trim() ?? null : null;
+    return { kind: "rate_limit", reset };
   }
-  if (errorClass === "permanent") {
-    return `[API ERROR] ${outcome.error}${
-      message ? ` ("${message.slice(0, 200)}")` : ""
-    }: retrying will not fix this. Do not retry; stop and tell the user what happened so they can fix it.`;
-  }
+  if (errorClass === "permanent") return { kind: "permanent", error: outcome.error, message };
   return null;
 }
 
 /** The advice after `threshold` consecutive counted failures. */
-export function escalationAdvice(state: TrackerState, ladder: readonly string[]): string {
-  const count = state.consecutive_failures;
-  const error = state.last_error ?? "server_error";
+function escalation(state: TrackerState, ladder: readonly string[]): ModelAdvice {
   const rung = ladderRung(state.current_model, ladder);
-  const head = `[MODEL FALLBACK] ${count} turns in a row failed with overload or server errors`;
-  if (rung === null) {
-    return `${head} (last: ${error}). Switch to a stronger model than the current one (/model), ` +
-      "or wait a few minutes; after a 529, do not retry the same model more than once.";
-  }
-  const next = ladder[ladder.indexOf(rung) + 1];
-  if (next === undefined) {
-    return `${head} on ${rung}, the strongest model lifeline knows (last: ${error}). ` +
-      "Wait a few minutes before retrying, or switch provider; https://status.claude.com shows incidents.";
-  }
-  return `${head} on ${rung} (last: ${error}). Switch to ${next}: run /model ${next} ` +
-    `(or start claude with --model ${next}). After a 529, do not retry the same model more than once.`;
+  return {
+    kind: "escalate",
+    count: state.consecutive_failures,
+    error: state.last_error ?? "server_error",
+    rung,
+    next: rung === null ? null : ladder[ladder.indexOf(rung) + 1] ?? null,
+  };
 }

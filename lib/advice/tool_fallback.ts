@@ -12,7 +12,7 @@ import { BUILTIN_FALLBACKS, findFallback, readFallbackMap } from "./fallback_map
 import type { HookRequest, InputOf } from "../claude/hook_io.ts";
 import { firstMatch, MCP_CONNECTION_ERRORS } from "../claude/patterns.ts";
 import { sessionPaths } from "../state/layout.ts";
-import { type McpRetryState, onMcpFailure } from "./mcp_retry_policy.ts";
+import { decideMcpFailure, type McpAdvice, type McpRetryState } from "./mcp_retry_policy.ts";
 import { logRecovery } from "../state/recovery_log.ts";
 import { jsonCodec, numberCodec, updateState } from "../state/store.ts";
 
@@ -55,9 +55,9 @@ async function mcpAdvice(
   root: string,
   tool: string,
   server: string,
-  reason: string,
-  advice: ReturnType<typeof onMcpFailure>["advice"],
+  advice: McpAdvice,
 ): Promise<string> {
+  const reason = advice.reason;
   if (advice.kind === "retry") {
     return `[MCP RETRY] ${tool} could not reach its server (${reason}). Wait ${advice.waitSeconds}s, ` +
       `then retry once (attempt ${advice.attempt}/${advice.maxAttempts}).`;
@@ -90,14 +90,20 @@ export async function onToolFailure(
   const server = mcpServerOf(input);
   const connection = server ? firstMatch(MCP_CONNECTION_ERRORS, input.error) : undefined;
   if (server && connection) {
-    let decided!: ReturnType<typeof onMcpFailure>;
+    let decided!: ReturnType<typeof decideMcpFailure>;
     await updateState(paths.mcpRetry(tool), mcpRetryCodec, (current) => {
-      decided = onMcpFailure(current, now, config.mcp, Math.random());
+      decided = decideMcpFailure(current, { reason: connection.name }, {
+        now,
+        random: ctx.random,
+        ...config.mcp,
+      });
       return decided.state;
     }, { root, waitMs, now });
-    const text = await mcpAdvice(root, tool, server, connection.name, decided.advice);
-    advice.push(text);
-    actions.push({ kind: decided.advice.kind === "retry" ? "mcp_retry" : "mcp_fallback", text });
+    for (const { advice: mcp } of decided.actions) {
+      const text = await mcpAdvice(root, tool, server, mcp);
+      advice.push(text);
+      actions.push({ kind: mcp.kind === "retry" ? "mcp_retry" : "mcp_fallback", text });
+    }
   }
 
   const { value: count = 0 } = await updateState(
