@@ -29,7 +29,7 @@ import {
   readState,
   readStateText,
 } from "../lib/state/store.ts";
-import { onPath } from "./init.ts";
+import { onPath } from "../lib/host/self.ts";
 
 export const help = `Usage: lifeline doctor [--root DIR] [--json]
 

@@ -92,7 +92,7 @@ export async function handle(request: HookRequest): Promise<HookOutput | null> {
     loopStaleSeconds: config.crash.loopStaleSeconds,
     claimStaleMinutes: config.crash.claimStaleMinutes,
     waitMs,
-    hostname: Deno.hostname(),
+    hostname: ctx.hostname(),
     sessionId: session,
   });
 

@@ -6,7 +6,8 @@
 
 import { CliError, type Context, existingRoot, EXIT, UsageError } from "../lib/core/cli.ts";
 import { parseFlags } from "../lib/core/flags.ts";
-import { absolutePath, baseName, dirName, joinPath } from "../lib/core/path.ts";
+import { binaryCommand } from "../lib/host/self.ts";
+import { absolutePath, dirName } from "../lib/core/path.ts";
 import {
   mergeHooks,
   misshapenEvents,
@@ -45,48 +46,6 @@ Options:
   --root DIR       the project, for --scope project|local (default: .)
   --json           print {"path", "added", "updated", "unchanged", "backup", "written"}
   -h, --help`;
-
-/** Finds `name` on PATH. */
-export async function onPath(name: string, path: string | undefined): Promise<string | null> {
-  for (const dir of (path ?? "").split(Deno.build.os === "windows" ? ";" : ":")) {
-    if (!dir) continue;
-    for (const candidate of Deno.build.os === "windows" ? [`${name}.exe`, name] : [name]) {
-      try {
-        const info = await Deno.stat(joinPath(dir, candidate));
-        if (info.isFile && (Deno.build.os === "windows" || ((info.mode ?? 0) & 0o111) !== 0)) {
-          return joinPath(dir, candidate);
-        }
-      } catch {
-        // not here
-      }
-    }
-  }
-  return null;
-}
-
-function quote(word: string): string {
-  return /^[\w@%+=:,./-]+$/.test(word) ? word : `"${word.replaceAll('"', '\\"')}"`;
-}
-
-/**
- * The binary's permissions, for hooks that run lifeline from source (tests/project_test.ts checks
- * them against the tasks and the release build). All of them: lifeline reads `/proc` for process
- * identity, which Deno allows only with --allow-all, and the unscoped --allow-run it needs anyway
- * is, as Deno's own documentation warns, "effectively the same as allow-all".
- */
-export const SOURCE_RUN_FLAGS = ["--allow-all"];
-
-/**
- * How hooks should call lifeline: `lifeline` when that is on PATH; else this binary's absolute
- * path; when running from source (`deno run`), the full `deno run … main.ts` command line.
- */
-export async function binaryCommand(env: Readonly<Record<string, string>>): Promise<string> {
-  if (await onPath("lifeline", env.PATH)) return "lifeline";
-  const exec = Deno.execPath();
-  if (!/^deno(\.exe)?$/.test(baseName(exec))) return quote(exec);
-  const main = new URL("../main.ts", import.meta.url).pathname;
-  return [exec, "run", "--quiet", ...SOURCE_RUN_FLAGS, main].map(quote).join(" ");
-}
 
 function stamp(now: number): string {
   return new Date(now).toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");

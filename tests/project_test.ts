@@ -2,7 +2,7 @@
 // and the vendored zod bundle matches its source.
 import assert from "node:assert/strict";
 import manifest from "../deno.json" with { type: "json" };
-import { SOURCE_RUN_FLAGS } from "../commands/init.ts";
+import { SOURCE_RUN_FLAGS } from "../lib/host/self.ts";
 import { buildBundle } from "../tools/vendor_zod.ts";
 import { lifelinePermissionFlags, REPO_DIR } from "./helpers/lifeline.ts";
 

@@ -12,6 +12,7 @@
 import * as z from "zod";
 import type { TurnOutcome } from "../claude/transcript.ts";
 import { lazy } from "../core/lazy.ts";
+import { uniqueSuffix } from "../core/text.ts";
 import { joinPath } from "../core/path.ts";
 import { sessionPaths } from "../state/layout.ts";
 import {
@@ -25,7 +26,6 @@ import {
   appendJsonLine,
   jsonCodec,
   readJsonLines,
-  readState,
   RefusedPathError,
   removeFile,
   renameFile,
@@ -87,7 +87,7 @@ const BATCH = /^events\.[a-z0-9]+\.folding\.jsonl$/;
 /** Moves pending events aside under a unique name; returns every batch waiting, old ones too. */
 async function takeBatches(root: string, sessionId: string): Promise<string[]> {
   const dir = sessionPaths(root, sessionId).dir;
-  const fresh = joinPath(dir, `events.${Math.random().toString(36).slice(2, 10)}.folding.jsonl`);
+  const fresh = joinPath(dir, `events.${uniqueSuffix()}.folding.jsonl`);
   try {
     await renameFile(sessionPaths(root, sessionId).events, fresh, { root });
   } catch (error) {

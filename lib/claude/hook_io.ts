@@ -49,9 +49,6 @@ function toolFields() {
  * listed here are read with {@linkcode otherInputSchema}.
  */
 export const HOOK_INPUT_SCHEMAS = {
-  PreToolUse: lazy(() =>
-    z.looseObject({ ...baseFields(), ...toolFields(), hook_event_name: z.literal("PreToolUse") })
-  ),
   PostToolUse: lazy(() =>
     z.looseObject({
       ...baseFields(),
@@ -69,23 +66,6 @@ export const HOOK_INPUT_SCHEMAS = {
       error: z.string(),
       is_interrupt: z.optional(z.boolean()),
       duration_ms: z.optional(z.number()),
-    })
-  ),
-  PermissionRequest: lazy(() =>
-    z.looseObject({
-      ...baseFields(),
-      ...toolFields(),
-      hook_event_name: z.literal("PermissionRequest"),
-      permission_suggestions: z.optional(z.array(z.unknown())),
-    })
-  ),
-  Notification: lazy(() =>
-    z.looseObject({
-      ...baseFields(),
-      hook_event_name: z.literal("Notification"),
-      message: z.string(),
-      title: z.optional(z.string()),
-      notification_type: z.string(),
     })
   ),
   UserPromptSubmit: lazy(() =>

@@ -4,7 +4,7 @@
  * and relative ones (`resets in 2h 14m`, `(resets 1h 13m)`, `try again in 5 minutes`). A wall
  * time is read in the banner's zone (the local zone when it names none); every reset is anchored
  * to when the banner was first seen, which fixes what other resumers got wrong (reference §8):
- * the midnight rollover, zones ahead of UTC, the ignored zone, and daylight-saving days.
+ * the midnight rollover, zones ahead of UTC, the ignored zone, and daylight-saving days. Pure.
  *
  * @module
  */

@@ -92,11 +92,6 @@ export function usageLine(help: string): string {
   return help.split("\n", 1)[0] ?? help;
 }
 
-/** True when the arguments ask for help. */
-export function wantsHelp(args: readonly string[]): boolean {
-  return args.includes("--help") || args.includes("-h");
-}
-
 /**
  * A command's project root: `--root` (default: the working directory) made absolute. One that
  * does not exist is refused: a typo would otherwise be created, or report nothing, unnoticed.

@@ -15,3 +15,13 @@ export function shortHash(text: string): string {
 export function compactStamp(ms: number): string {
   return new Date(ms).toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");
 }
+
+/** Eight random hex digits, for names that must not collide (temp files, batches). */
+export function uniqueSuffix(): string {
+  return crypto.randomUUID().slice(0, 8);
+}
+
+/** A random number in [0, 1) for a lock waiter's pause: waiters spread out, not in step. */
+export function jitterFraction(): number {
+  return crypto.getRandomValues(new Uint32Array(1))[0]! / 2 ** 32;
+}

@@ -2,7 +2,7 @@
  * Classifying a failure of an autonomous loop (spec/handle-failure.md Step 3) as a code,
  * architecture or process error. The rules are data, checked in order: architecture first (a
  * layering violation can mention code words), then code, then process. Each result names the
- * rule that matched; when none does, the failure is a process error and says so.
+ * rule that matched; when none does, the failure is a process error and says so. Pure.
  *
  * @module
  */

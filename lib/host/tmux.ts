@@ -206,17 +206,6 @@ export function expectedSocketPath(
   return inside ? inside : `${dir}/default`;
 }
 
-/** True when the server has a session or pane by this name (`has-session`). */
-export async function hasSession(server: TmuxServer, target: string): Promise<boolean> {
-  try {
-    await tmux(server, ["has-session", "-t", target]);
-    return true;
-  } catch (error) {
-    if (error instanceof TmuxError) return false;
-    throw error;
-  }
-}
-
 /** The server's socket path (`#{socket_path}`), or undefined when it is not running. */
 export async function socketPath(server: TmuxServer): Promise<string | undefined> {
   try {

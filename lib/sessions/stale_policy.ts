@@ -2,7 +2,7 @@
  * When a session counts as dead (spec/error-recovery.md §5.3, DESIGN §7): its heartbeat is older
  * than the limit and it has lost its host: its tmux pane is gone, or its agent process is dead or
  * is now another program. A fresh heartbeat, or a live pane with a live process, is alive. When
- * nothing can be checked, the session is not judged dead: never scavenge the living.
+ * nothing can be checked, the session is not judged dead: never scavenge the living. Pure.
  *
  * @module
  */

@@ -18,6 +18,7 @@
  */
 
 import { CliError } from "../core/cli.ts";
+import { jitterFraction, uniqueSuffix } from "../core/text.ts";
 import { baseName, dirName, joinPath, relativeTo } from "../core/path.ts";
 
 /** How a state file's text becomes a value and back. `parse` throws on bad input. */
@@ -204,7 +205,7 @@ async function openChecked(path: string, root: string, access: Access): Promise<
 function lockPathInfo(path: string): Deno.FileInfo | null {
   const info = lstatOrNull(path);
   if (!info?.isSymlink) return checkFile(path);
-  Deno.renameSync(path, `${path}.link-${Date.now()}-${Math.random().toString(36).slice(2, 8)}`);
+  Deno.renameSync(path, `${path}.link-${Date.now()}-${uniqueSuffix()}`);
   return null;
 }
 
@@ -369,7 +370,7 @@ export async function writeFileAtomic(
   checkFile(path);
   const temp = joinPath(
     dirName(path),
-    `.${baseName(path)}.${Math.random().toString(36).slice(2, 10)}.tmp`,
+    `.${baseName(path)}.${uniqueSuffix()}.tmp`,
   );
   const bytes = typeof data === "string" ? encoder.encode(data) : data;
   try {
@@ -459,7 +460,7 @@ export async function withLock<T>(
       if (left <= 0) throw new LockTimeoutError(path, waitMs);
       // Random pauses keep many waiters from retrying in lockstep.
       await new Promise((resolve) =>
-        setTimeout(resolve, Math.min(left, pause * Math.random() + 1))
+        setTimeout(resolve, Math.min(left, pause * jitterFraction() + 1))
       );
       pause = Math.min(pause * 2, 20);
     }
