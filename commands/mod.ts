@@ -72,6 +72,17 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: () => import("./watch_tmux.ts"),
   },
   {
+    name: "watch pause",
+    summary: "Keep the watcher's hands off a pane (or its window): tmux option @lifeline off",
+    load: async () => (await import("./watch_pause.ts")).pause,
+  },
+  {
+    name: "watch resume",
+    summary: "Let the watcher look after a paused pane again",
+    load: async () => (await import("./watch_pause.ts")).resume,
+  },
+
+  {
     name: "daemon stale",
     summary: "Find silently dead sessions and rescue their findings into a handoff",
     load: () => import("./daemon_stale.ts"),

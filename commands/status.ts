@@ -117,6 +117,7 @@ export async function gatherStatus(ctx: Context, root: string) {
         attempts: pane.attempts,
         resumed: pane.resumed,
         gave_up: pane.gave_up,
+        paused: pane.paused === true,
         // The watcher's own words: a refusal it made, or the prompt it will not type into.
         refusal: pane.refusal ?? (pane.state === "dangerous_prompt" ? pane.reason : null),
       });
@@ -184,7 +185,7 @@ export async function run(ctx: Context): Promise<number> {
       ...s.watched_panes.map((p) => [
         p.server,
         p.pane,
-        p.resumed ? "resumed" : p.gave_up ? "gave up" : p.state,
+        p.paused ? "paused" : p.resumed ? "resumed" : p.gave_up ? "gave up" : p.state,
         p.limited_until ?? "-",
         String(p.attempts),
         p.refusal ?? "-",

@@ -12,10 +12,11 @@ import { integerFlag, parseFlags } from "../lib/core/flags.ts";
 import { absolutePath, joinPath } from "../lib/core/path.ts";
 import { sleep } from "../lib/core/sleep.ts";
 import { ProgramMissingError, runProgram } from "../lib/host/process.ts";
+import { notify } from "../lib/host/notify.ts";
 import { processKey } from "../lib/host/proc.ts";
 import { expectedSocketPath, serverIdentity, type TmuxServer } from "../lib/host/tmux.ts";
 import { loadConfig } from "../lib/state/config.ts";
-import { ownStateRoot } from "../lib/state/own_log.ts";
+import { logToOwnLog, ownStateRoot } from "../lib/state/own_log.ts";
 import { logRecovery } from "../lib/state/recovery_log.ts";
 import {
   acquireInstanceLock,
@@ -30,6 +31,7 @@ import {
   ServerDownError,
   tmuxClient,
   Watcher,
+  type WatchNotice,
 } from "../lib/watch/engine.ts";
 import { explainPane } from "../lib/watch/explain.ts";
 import { registeredPanes } from "../lib/watch/records.ts";
@@ -198,6 +200,21 @@ export async function run(ctx: Context): Promise<number> {
     log: (entry: RecoveryEntry, at: string | null) =>
       at === null ? appendJsonLine(ownLog, entry, { root: ownRoot }) : logRecovery(at, entry),
     processKey,
+    notify: async (notice: WatchNotice) => {
+      const failures = await notify({
+        event: notice.event,
+        message: notice.message,
+        pane: { id: notice.pane, server: args.server },
+        ...(notice.session ? { session: notice.session } : {}),
+      }, config.notify);
+      for (const failure of failures) {
+        await logToOwnLog(ctx.env, {
+          command: "watch tmux",
+          message: `could not notify: ${failure}`,
+          ...(notice.root ? { root: notice.root } : {}),
+        });
+      }
+    },
   };
   const settings = {
     agentCommands: w.agentCommands,

@@ -161,7 +161,7 @@ Deno.test("typos: did you mean, for commands, subcommands and flags", async (t) 
       [
         ["watch", "tmx"],
         64,
-        /^Usage: lifeline watch <tmux>\nerror: unknown command "watch tmx" \(did you mean "watch tmux"\?\)\n$/,
+        /^Usage: lifeline watch <tmux\|pause\|resume>\nerror: unknown command "watch tmx" \(did you mean "watch tmux"\?\)\n$/,
       ],
       [
         ["daemon", "stal"],

@@ -118,6 +118,7 @@ Deno.test({
             attempts: 0,
             resumed: false,
             gave_up: false,
+            paused: false,
             refusal: null,
           },
           {
@@ -131,6 +132,7 @@ Deno.test({
             attempts: 0,
             resumed: false,
             gave_up: false,
+            paused: false,
             refusal: "a permission question on screen: never typed into",
           },
           {
@@ -144,6 +146,7 @@ Deno.test({
             attempts: 0,
             resumed: false,
             gave_up: false,
+            paused: false,
             refusal: 'the input box holds text ("git push -f"): never typed into',
           },
         ],

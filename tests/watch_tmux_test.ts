@@ -726,3 +726,73 @@ tmuxTest(
     );
   },
 );
+
+tmuxTest(
+  "watch pause keeps the watcher's hands off a pane until watch resume; status says so",
+  async (dir, tmux) => {
+    await project(dir);
+    const pane = await tmux.addAgent(passedBanner(), { afterEnter: WORKING });
+    const paused = await runLifeline(["watch", "pause", pane.id, "--socket", tmux.socket], {
+      env: envOf(dir),
+    });
+    assert.equal(paused.code, 0, paused.stderr);
+    assert.match(
+      paused.stdout,
+      new RegExp(`^paused pane of ${pane.id} \\(agent0\\): .*lifeline watch resume ${pane.id}`),
+    );
+    const lines = await watchOnce(tmux, dir);
+    assert.equal(await typed(tmux, pane), "");
+    assert.match(
+      lines.find((l) => l.pane === pane.id)!.reason,
+      /^paused: @lifeline is off for this pane/,
+    );
+    const status = await runLifeline(["status", "--json", "--root", `${dir}/project`], {
+      env: envOf(dir),
+    });
+    assert.equal(JSON.parse(status.stdout).watched_panes[0].paused, true);
+    const resumed = await runLifeline(["watch", "resume", pane.id, "--socket", tmux.socket], {
+      env: envOf(dir),
+    });
+    assert.equal(resumed.code, 0, resumed.stderr);
+    await watchOnce(tmux, dir);
+    assert.equal(await typed(tmux, pane), "continue\r");
+    const missing = await runLifeline(["watch", "pause", "%99", "--socket", tmux.socket], {
+      env: envOf(dir),
+    });
+    assert.equal(missing.code, 1);
+    assert.match(missing.stderr, /there is no pane %99/);
+  },
+);
+
+tmuxTest(
+  "what needs the user goes to notify.command, once per pane per episode",
+  async (dir, tmux) => {
+    const root = await project(dir);
+    const sink = `${dir}/notified.txt`;
+    const config = JSON.parse(await Deno.readTextFile(`${root}/.lifeline/config.json`));
+    config.notify = {
+      tmux: false,
+      command: [
+        "sh",
+        "-c",
+        `printf '%s|%s|%s\\n' "$LIFELINE_EVENT" "$LIFELINE_PANE" "$1" >> ${sink}`,
+        "notify",
+      ],
+    };
+    await Deno.writeTextFile(`${root}/.lifeline/config.json`, JSON.stringify(config));
+    const pane = await tmux.addAgent(passedBanner({ input: "half a thought" }));
+    await watchOnce(tmux, dir);
+    await watchOnce(tmux, dir);
+    await tmux.setScreen(pane, passedBanner({ input: "another thought" }));
+    await watchOnce(tmux, dir);
+    const lines = (await Deno.readTextFile(sink)).trim().split("\n");
+    assert.equal(lines.length, 1, lines.join("\n"));
+    assert.match(
+      lines[0]!,
+      new RegExp(
+        `^refused\\|${pane.id}\\|${pane.id} \\(agent0\\): not typing into ${pane.id}: the input box holds text`,
+      ),
+    );
+    assert.equal(await typed(tmux, pane), "");
+  },
+);

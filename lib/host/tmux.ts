@@ -30,6 +30,8 @@ export interface PaneInfo {
   /** Input to the pane is disabled (`select-pane -d`). */
   inputOff: boolean;
   width: number;
+  /** The user option `@lifeline` is `off` for the pane (or its window or session): hands off. */
+  optedOut: boolean;
 }
 
 /** tmux failed; `stderr` says why. */
@@ -79,12 +81,12 @@ const PANE_FORMAT = [
   "#{pane_in_mode}",
   "#{pane_input_off}",
   "#{pane_width}",
+  "#{@lifeline}",
 ].join("\t");
 
 function parsePaneLine(line: string): PaneInfo | undefined {
-  const [id, session, position, command, pid, dead, synced, mode, inputOff, width] = line.split(
-    "\t",
-  );
+  const [id, session, position, command, pid, dead, synced, mode, inputOff, width, optOut] = line
+    .split("\t");
   if (!id?.startsWith("%") || session === undefined) return undefined;
   return {
     id,
@@ -97,6 +99,7 @@ function parsePaneLine(line: string): PaneInfo | undefined {
     inMode: mode === "1",
     inputOff: inputOff === "1",
     width: Number(width) || 0,
+    optedOut: optOut?.trim().toLowerCase() === "off",
   };
 }
 
@@ -214,4 +217,22 @@ export async function socketPath(server: TmuxServer): Promise<string | undefined
   } catch {
     return undefined;
   }
+}
+
+/**
+ * Sets (or clears) the user's hands-off for a pane, or its whole window: the user option
+ * `@lifeline off`, which the watcher reads in every pane listing.
+ */
+export async function setOptOut(
+  server: TmuxServer,
+  pane: string,
+  { off, window }: { off: boolean; window: boolean },
+): Promise<void> {
+  const scope = window ? "-w" : "-p";
+  await tmux(
+    server,
+    off
+      ? ["set-option", scope, "-t", pane, "@lifeline", "off"]
+      : ["set-option", scope, "-u", "-t", pane, "@lifeline"],
+  );
 }

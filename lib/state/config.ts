@@ -85,6 +85,16 @@ export const DEFAULT_CONFIG = {
     stableTagPattern: "stable*",
     maxIterations: 100,
   },
+  notify: {
+    /**
+     * A command run for what needs a human (a refusal, giving up, a login or billing problem, a
+     * dead session, an open breaker), as an argv list; the message is added as its last
+     * argument. E.g. ["notify-send", "lifeline"]. null: none.
+     */
+    command: null as string[] | null,
+    /** Show the message on the pane's tmux clients, with their terminal bell. */
+    tmux: true,
+  },
 };
 
 /** The resolved configuration. */
@@ -118,6 +128,10 @@ export const configFileSchema = lazy(() => {
     })),
     retry: z.optional(z.strictObject({
       foregroundMax: z.optional(z.int().check(z.minimum(0), z.maximum(100))),
+    })),
+    notify: z.optional(z.strictObject({
+      command: z.optional(z.nullable(names())),
+      tmux: z.optional(z.boolean()),
     })),
     crash: z.optional(z.strictObject({
       loopStaleSeconds: z.optional(seconds(30 * DAY)),

@@ -113,6 +113,18 @@ export interface WatchDeps {
   log(entry: RecoveryEntry, root: string | null): Promise<void>;
   /** A key for a process's whole life (pid and start time). */
   processKey(pid: number): Promise<string>;
+  /** Tells the user about something that needs them (see `host/notify.ts`). */
+  notify(notice: WatchNotice): Promise<void>;
+}
+
+/** What the watcher tells the user about. */
+export interface WatchNotice {
+  event: "refused" | "gave_up" | "permanent" | "retries_exhausted";
+  message: string;
+  pane: string;
+  /** The registered session joined to the pane, and its project, when there is one. */
+  session: string | null;
+  root: string | null;
 }
 
 /** The watcher's settings. */
@@ -277,7 +289,24 @@ export class Watcher {
       // A pane id the server gave to a new process: what was known about the old one is not its.
       record = newRecord(pane.id, pane.session, identity);
     }
-    record = { ...record, session: pane.session };
+    record = { ...record, session: pane.session, paused: pane.optedOut };
+    if (pane.optedOut) {
+      // The user's hands-off: nothing is read or decided, and nothing will be typed.
+      this.records.set(pane.id, record);
+      const reason = `paused: @lifeline is off for this pane (lifeline watch resume ${pane.id})`;
+      if (this.#said.get(pane.id) !== reason) {
+        this.#said.set(pane.id, reason);
+        this.#emit(record, {
+          state: record.state,
+          signal: null,
+          reset_at: record.reset_at,
+          action: "none",
+          reason,
+          root: joined?.root ?? null,
+        });
+      }
+      return undefined;
+    }
     const now = this.#deps.now();
     if (record.next_look_at !== null && now < record.next_look_at) {
       this.records.set(pane.id, record);
@@ -317,10 +346,39 @@ export class Watcher {
     }
     if (action.kind === "report") {
       await this.#log(record, root, "report", "needs the user", action.reason);
+      this.records.set(record.pane, await this.#tell(record, one, action.event, action.reason));
     }
     if (action.kind === "refuse") {
       await this.#log(record, root, "refuse", "not typed", action.reason);
+      this.records.set(
+        record.pane,
+        await this.#tell(
+          record,
+          one,
+          "refused",
+          `not typing into ${record.pane}: ${action.reason}`,
+        ),
+      );
     }
+  }
+
+  /** Tells the user, once per pane per episode (the record keeps what it told). */
+  async #tell(
+    record: PaneRecord,
+    one: Observed,
+    event: WatchNotice["event"],
+    message: string,
+  ): Promise<PaneRecord> {
+    const episode = record.episode ?? record.state;
+    if (record.notified === episode) return record;
+    await this.#deps.notify({
+      event,
+      message: `${record.pane} (${record.session}): ${message}`,
+      pane: record.pane,
+      session: one.joined?.sessionId ?? null,
+      root: one.joined?.root ?? null,
+    }).catch(() => {});
+    return { ...record, notified: episode };
   }
 
   /** The last look before a keystroke. `expect` is what the input box must hold. */
@@ -351,6 +409,8 @@ export class Watcher {
     if (info.inputOff) {
       return { ok: false, reason: "input to the pane is disabled", hash: "input-off" };
     }
+    if (info.optedOut) return { ok: false, reason: "paused: @lifeline is off", hash: "paused" };
+
     const text = await this.#deps.tmux.capture(record.pane);
     const hash = shortHash(text);
     const reading = readScreen(text);
@@ -380,7 +440,7 @@ export class Watcher {
       root: one.joined?.root ?? null,
     });
     await this.#log(next, one.joined?.root ?? null, "refuse", "not typed", reason);
-    return next;
+    return await this.#tell(next, one, "refused", `not typing into ${record.pane}: ${reason}`);
   }
 
   /** Types the resume, checking before each keystroke, and verifies that it worked. */
@@ -493,7 +553,7 @@ export class Watcher {
       event: "refused",
     });
     await this.#log(next, one.joined?.root ?? null, "resume", "stopped before Enter", reason);
-    return next;
+    return await this.#tell(next, one, "refused", reason);
   }
 
   /** Polls the pane until `done` holds for its reading, or `timeoutMs` passes. */
@@ -573,6 +633,7 @@ export class Watcher {
         event: "gave_up",
       });
       await this.#log(next, root, "report", "gave up", gaveUp);
+      return await this.#tell(next, one, "gave_up", gaveUp);
     }
     return next;
   }

@@ -61,6 +61,10 @@ export interface PaneRecord {
    * without an error, so an API that keeps failing is retried a bounded number of times.
    */
   api_retries: number;
+  /** The user opted the pane out (`@lifeline off`, `lifeline watch pause`): never typed into. */
+  paused?: boolean;
+  /** The episode (or state) the user was last told about: one notification per episode. */
+  notified?: string | null;
 }
 
 /** What one scan saw of a pane. */

@@ -12,6 +12,7 @@ import {
   type RecoveryEntry,
   tmuxClient,
   Watcher,
+  type WatchNotice,
   type WatchSettings,
 } from "../../lib/watch/engine.ts";
 import { registeredPanes } from "../../lib/watch/records.ts";
@@ -59,6 +60,8 @@ export interface WatchRun {
   clock: TestClock;
   events: PaneEvent[];
   logs: { entry: RecoveryEntry; root: string | null }[];
+  /** What it told the user (notify). */
+  notices: WatchNotice[];
   /** The events about one pane. */
   about(pane: { id: string }): PaneEvent[];
 }
@@ -80,6 +83,7 @@ export function watchRun(
 ): WatchRun {
   const events: PaneEvent[] = [];
   const logs: WatchRun["logs"] = [];
+  const notices: WatchNotice[] = [];
   const watcher = new Watcher(
     {
       tmux: tmuxClient({ socketName: tmux.socket }),
@@ -93,6 +97,10 @@ export function watchRun(
         return Promise.resolve();
       },
       processKey,
+      notify: (notice) => {
+        notices.push(notice);
+        return Promise.resolve();
+      },
     },
     settings,
     saved,
@@ -102,6 +110,7 @@ export function watchRun(
     clock,
     events,
     logs,
+    notices,
     about: (pane) => events.filter((e) => e.pane === pane.id),
   };
 }
