@@ -7,33 +7,28 @@
  * @module
  */
 
-import { CliError, type Context, EXIT, UsageError } from "../lib/core/cli.ts";
+import { CliError, type Context, existingRoot, EXIT, UsageError } from "../lib/core/cli.ts";
 import { integerFlag, parseFlags } from "../lib/core/flags.ts";
-import { absolutePath, joinPath } from "../lib/core/path.ts";
 import { sleep } from "../lib/core/sleep.ts";
-import { ProgramMissingError, runProgram } from "../lib/host/process.ts";
 import { notify } from "../lib/host/notify.ts";
+import { ProgramMissingError, runProgram } from "../lib/host/process.ts";
 import { processKey } from "../lib/host/proc.ts";
 import { expectedSocketPath, serverIdentity, type TmuxServer } from "../lib/host/tmux.ts";
-import { loadConfig } from "../lib/state/config.ts";
+import { type Config, loadConfig } from "../lib/state/config.ts";
+import { appendEvent, eventLogPath } from "../lib/state/event_log.ts";
 import { logToOwnLog, ownStateRoot } from "../lib/state/own_log.ts";
 import { logRecovery } from "../lib/state/recovery_log.ts";
-import {
-  acquireInstanceLock,
-  appendJsonLine,
-  quarantine,
-  readState,
-  writeFileAtomic,
-} from "../lib/state/store.ts";
+import { registeredRoots } from "../lib/state/roots.ts";
+import { appendJsonLine, pathExists, readState } from "../lib/state/store.ts";
 import {
   type PaneEvent,
-  type RecoveryEntry,
   ServerDownError,
   tmuxClient,
-  Watcher,
-  type WatchNotice,
+  type WatchDeps,
+  type WatchSettings,
 } from "../lib/watch/engine.ts";
 import { explainPane } from "../lib/watch/explain.ts";
+import { Fleet, unregisteredLog } from "../lib/watch/fleet.ts";
 import { registeredPanes } from "../lib/watch/records.ts";
 import { watchFiles, watchStateCodec } from "../lib/watch/state.ts";
 
@@ -150,73 +145,36 @@ async function requireTmux(): Promise<void> {
   }
 }
 
-/** Prints pane events: one JSON object each, or one line per change. */
-function paneRenderer(ctx: Context, json: boolean): (event: PaneEvent) => void {
-  return (event) => {
-    const ts = new Date(event.ts).toISOString();
-    const reset_at = event.reset_at === null ? null : new Date(event.reset_at).toISOString();
-    if (json) {
+/** Renders what the watcher says, and keeps it in lifeline's own watch log. */
+function renderer(ctx: Context, json: boolean, log: { path: string; root: string }) {
+  let pending = Promise.resolve();
+  const keep = (record: Record<string, unknown> & { ts: string }) => {
+    pending = pending.then(() => appendEvent(log.path, record, { root: log.root })).catch(() => {});
+  };
+  return {
+    pane(event: PaneEvent): void {
+      const ts = new Date(event.ts).toISOString();
+      const reset_at = event.reset_at === null ? null : new Date(event.reset_at).toISOString();
       const { pane, session, state, signal, action, reason } = event;
-      ctx.out.json({ ts, pane, session, state, signal, reset_at, action, reason });
-    } else {
-      ctx.out.line(
-        `${ts} ${event.pane} (${event.session}) ${event.state}: ${event.action} - ${event.reason}`,
-      );
-    }
-  };
-}
-
-/** Prints a line about the watcher itself (start, the server going away, stop). */
-function say(ctx: Context, json: boolean, event: string, message: string, extra = {}): void {
-  const ts = new Date(ctx.now()).toISOString();
-  if (json) ctx.out.json({ ts, event, message, ...extra });
-  else ctx.out.line(`${ts} ${message}`);
-}
-
-export async function run(ctx: Context): Promise<number> {
-  const args = parse(ctx.args);
-  await requireTmux();
-  const root = absolutePath(args.root ?? ".", ctx.cwd);
-  const config = await loadConfig(ctx.env, root);
-  const w = config.watch;
-  const server = await serverIdentity(args.server);
-  const socket = server?.socketPath ??
-    expectedSocketPath(args.server, ctx.env, Deno.build.os === "windows" ? null : Deno.uid());
-  if (!server && (args.once || args.explain)) {
-    throw new CliError(
-      `no tmux server runs on ${socket}`,
-      "start the agents' tmux server first, or name it with --socket NAME or --socket-path PATH",
-    );
-  }
-  const ownRoot = await ownStateRoot(ctx.env);
-  const ownLog = joinPath(ownRoot, "logs", "error-recovery.log");
-  const deps = {
-    tmux: tmuxClient(args.server),
-    now: ctx.now,
-    sleep: (ms: number) => sleep(ms, ctx.signal),
-    random: ctx.random,
-    emit: paneRenderer(ctx, args.json),
-    sessions: () => registeredPanes([root]),
-    log: (entry: RecoveryEntry, at: string | null) =>
-      at === null ? appendJsonLine(ownLog, entry, { root: ownRoot }) : logRecovery(at, entry),
-    processKey,
-    notify: async (notice: WatchNotice) => {
-      const failures = await notify({
-        event: notice.event,
-        message: notice.message,
-        pane: { id: notice.pane, server: args.server },
-        ...(notice.session ? { session: notice.session } : {}),
-      }, config.notify);
-      for (const failure of failures) {
-        await logToOwnLog(ctx.env, {
-          command: "watch tmux",
-          message: `could not notify: ${failure}`,
-          ...(notice.root ? { root: notice.root } : {}),
-        });
-      }
+      const line = { ts, pane, session, state, signal, reset_at, action, reason };
+      keep({ ...line, root: event.root, ...(event.event ? { event: event.event } : {}) });
+      if (json) ctx.out.json(line);
+      else ctx.out.line(`${ts} ${pane} (${session}) ${state}: ${action} - ${reason}`);
     },
+    say(event: string, message: string, extra: Record<string, unknown> = {}): void {
+      const ts = new Date(ctx.now()).toISOString();
+      keep({ ts, event, message, ...extra });
+      if (json) ctx.out.json({ ts, event, message, ...extra });
+      else ctx.out.line(`${ts} ${message}`);
+    },
+    flush: () => pending,
   };
-  const settings = {
+}
+
+/** The watcher's settings, from the config. */
+function watchSettings(config: Config, args: WatchArgs, localZone: string): WatchSettings {
+  const w = config.watch;
+  return {
     agentCommands: w.agentCommands,
     resumeText: w.resumeText,
     keyDelayMs: w.keyDelayMs,
@@ -230,91 +188,126 @@ export async function run(ctx: Context): Promise<number> {
       transientBackoffSeconds: w.transientBackoffSeconds,
       maxAttempts: w.maxAttempts,
       foregroundRetries: config.retry.foregroundMax,
-      localZone: ctx.timeZone,
+      localZone,
     },
   };
-  const files = await watchFiles(ctx.env, socket);
-  const saved = await readState(files.state, watchStateCodec, { root: ownRoot });
-  if (saved.kind === "corrupt" && !settings.dryRun) {
-    await quarantine(files.state, { root: ownRoot, now: ctx.now() });
+}
+
+/** The sockets of the tmux servers registered sessions name (that still exist). */
+async function registeredSockets(roots: readonly string[]): Promise<string[]> {
+  const sockets = new Set<string>();
+  for (const { record } of await registeredPanes(roots)) {
+    if (record.tmux_socket) sockets.add(record.tmux_socket);
   }
-  const known = saved.kind === "ok" && saved.value.server.pid === server?.pid
-    ? saved.value.panes
-    : {};
+  const alive = [];
+  for (const socket of sockets) if (await pathExists(socket)) alive.push(socket);
+  return alive.sort();
+}
+
+export async function run(ctx: Context): Promise<number> {
+  const args = parse(ctx.args);
+  await requireTmux();
+  const root = await existingRoot(args.root, ctx.cwd);
+  const config = await loadConfig(ctx.env, root);
+  const ownRoot = await ownStateRoot(ctx.env);
+  const settings = watchSettings(config, args, ctx.timeZone);
+  const out = renderer(ctx, args.json, { path: eventLogPath(ctx.env, "watch"), root: ownRoot });
+  const roots = async () => [...new Set([root, ...await registeredRoots(ctx.env)])];
+  const ownLog = unregisteredLog(ownRoot);
+  const watcherDeps = (server: TmuxServer): WatchDeps => ({
+    tmux: tmuxClient(server),
+    now: ctx.now,
+    sleep: (ms: number) => sleep(ms, ctx.signal),
+    random: ctx.random,
+    emit: out.pane,
+    sessions: async () => registeredPanes(await roots()),
+    log: (entry, at) =>
+      at === null ? appendJsonLine(ownLog, entry, { root: ownRoot }) : logRecovery(at, entry),
+    processKey,
+    notify: async (notice) => {
+      const failures = await notify({
+        event: notice.event,
+        message: notice.message,
+        pane: { id: notice.pane, server },
+        ...(notice.session ? { session: notice.session } : {}),
+      }, config.notify);
+      for (const failure of failures) {
+        await logToOwnLog(ctx.env, {
+          command: "watch tmux",
+          message: `could not notify: ${failure}`,
+        });
+      }
+    },
+  });
+  const named = "socketName" in args.server || "socketPath" in args.server;
+  const server = await serverIdentity(args.server);
+  const socket = server?.socketPath ??
+    expectedSocketPath(args.server, ctx.env, Deno.build.os === "windows" ? null : Deno.uid());
+  if (!server && (args.once || args.explain)) {
+    throw new CliError(
+      `no tmux server runs on ${socket}`,
+      "start the agents' tmux server first, or name it with --socket NAME or --socket-path PATH",
+    );
+  }
   if (args.explain) {
-    const explained = await explainPane(deps, settings, known, args.explain);
+    const files = await watchFiles(ctx.env, socket);
+    const saved = await readState(files.state, watchStateCodec, { root: ownRoot });
+    const known = saved.kind === "ok" && saved.value.server.pid === server?.pid
+      ? saved.value.panes
+      : {};
+    const explained = await explainPane(watcherDeps(args.server), settings, known, args.explain);
     if (args.json) ctx.out.json(explained);
     else for (const line of explained.text) ctx.out.line(line);
     return EXIT.ok;
   }
-
-  // A dry run changes nothing: no lock, no state, so it can run beside the real watcher.
-  const acquired = settings.dryRun
-    ? null
-    : await acquireInstanceLock(files.base, ctx.pid, { root: ownRoot });
-  if (acquired && "heldBy" in acquired) {
-    throw new CliError(
-      `already running on this tmux server (pid ${acquired.heldBy ?? "unknown"})`,
-      `one watcher per tmux server; its lock is ${files.lock}`,
-    );
-  }
-  let watcher = new Watcher(deps, settings, known);
-  let serverPid = server?.pid ?? null;
-  const intervalMs = (args.intervalSeconds ?? w.intervalSeconds) * 1000;
-  say(
-    ctx,
-    args.json,
-    "start",
-    `watching tmux server ${socket}${serverPid ? ` (pid ${serverPid})` : " (not running yet)"} ` +
-      `every ${intervalMs / 1000} s${
-        settings.dryRun ? " (dry run: nothing typed, no state)" : ""
-      }; ` +
-      `state ${settings.dryRun ? "-" : files.state}; log ${
-        joinPath(root, "logs", "error-recovery.log")
-      } ` +
-      `(panes without a session: ${ownLog})`,
-    { socket, server_pid: serverPid, interval_s: intervalMs / 1000, state_file: files.state },
-  );
-  let down = false;
+  const fleet = new Fleet({
+    env: ctx.env,
+    pid: ctx.pid,
+    now: ctx.now,
+    ownRoot,
+    watcherDeps,
+    say: out.say,
+  }, settings);
+  const intervalMs = (args.intervalSeconds ?? config.watch.intervalSeconds) * 1000;
   try {
+    const first = await fleet.add(args.server, socket);
+    if ("heldBy" in first) {
+      throw new CliError(
+        `already running on this tmux server (pid ${first.heldBy ?? "unknown"})`,
+        `one watcher per tmux server; its lock is ${(await watchFiles(ctx.env, socket)).lock}`,
+      );
+    }
+    const stateFile = settings.dryRun ? null : first.files.state;
+    out.say(
+      "start",
+      `watching tmux server ${socket}${first.pid ? ` (pid ${first.pid})` : " (not running yet)"}` +
+        ` every ${intervalMs / 1000} s; state ${
+          stateFile ?? "- (dry run: nothing typed, none written)"
+        }` +
+        `; log ${
+          eventLogPath(ctx.env, "watch")
+        }; recovery log: each session's project, or ${ownLog}` +
+        (named ? "" : "; also every tmux server a registered session names"),
+      { socket, server_pid: first.pid, interval_s: intervalMs / 1000, state_file: stateFile },
+    );
     while (!ctx.signal.aborted) {
+      if (!named) {
+        for (const found of await registeredSockets(await roots())) {
+          await fleet.discovered({ socketPath: found }, found);
+        }
+      }
       try {
-        const now = await serverIdentity(args.server);
-        if (!now) throw new ServerDownError("no server");
-        if (now.pid !== serverPid) {
-          // Another server on the socket: what was known about the old one's panes is not its.
-          if (serverPid !== null) watcher = new Watcher(deps, settings, {});
-          serverPid = now.pid;
-        }
-        if (down) say(ctx, args.json, "server_back", `the tmux server is back (pid ${now.pid})`);
-        down = false;
-        await watcher.scan();
+        await fleet.scan({ once: args.once });
       } catch (error) {
-        if (!(error instanceof ServerDownError)) throw error;
-        if (args.once) throw new CliError(`no tmux server runs on ${socket}`);
-        if (!down) {
-          say(
-            ctx,
-            args.json,
-            "server_down",
-            `the tmux server on ${socket} is not running; waiting for it`,
-          );
+        if (error instanceof ServerDownError) {
+          throw new CliError(`no tmux server runs on ${socket}`);
         }
-        down = true;
+        throw error;
       }
-      if (!settings.dryRun && serverPid !== null) {
-        await writeFileAtomic(
-          files.state,
-          watchStateCodec.format({
-            version: 2,
-            server: { socket, pid: serverPid },
-            panes: Object.fromEntries(watcher.records),
-          }),
-          { root: ownRoot },
-        );
-      }
+      await out.flush();
       if (args.once) {
-        if (args.target && watcher.records.size === 0) {
+        const records = [...fleet.served.values()].reduce((n, s) => n + s.watcher.records.size, 0);
+        if (args.target && records === 0) {
           throw new CliError(
             `no agent pane matches --target ${args.target} on ${socket}`,
             "list the panes with: tmux list-panes -a",
@@ -322,11 +315,12 @@ export async function run(ctx: Context): Promise<number> {
         }
         break;
       }
-      await sleep(watcher.nextWaitMs(intervalMs), ctx.signal);
+      await sleep(fleet.nextWaitMs(intervalMs), ctx.signal);
     }
   } finally {
-    if (acquired && "lock" in acquired) await acquired.lock.release();
+    await fleet.close();
   }
-  if (ctx.signal.aborted) say(ctx, args.json, "stopped", "stopped");
+  if (ctx.signal.aborted) out.say("stopped", "stopped");
+  await out.flush();
   return EXIT.ok;
 }

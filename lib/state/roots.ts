@@ -1,0 +1,88 @@
+/**
+ * The user's registry of project roots: `roots/<hash>.json` in lifeline's state directory, one
+ * small file per project a session ran in, written by `hook heartbeat` the first time it sees the
+ * project (one `lstat` each time after that). The watcher and the daemon read it to look after
+ * every project without a `--root` each; `status` lists them.
+ *
+ * @module
+ */
+
+import { joinPath } from "../core/path.ts";
+import { stateDir } from "./layout.ts";
+import { listStateDir, readStateText, removeFile, writeFileAtomic } from "./store.ts";
+
+/** `roots/<hash>.json`. */
+export interface RootEntry {
+  root: string;
+  first_seen: string;
+}
+
+/** The registry's directory. */
+export function rootsDir(env: Readonly<Record<string, string>>): string {
+  return joinPath(stateDir(env), "roots");
+}
+
+/** A file name for a root: 16 hex digits of its SHA-256 (no collision among a user's projects). */
+async function entryName(root: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(root));
+  const hex = [...new Uint8Array(digest).slice(0, 8)].map((b) => b.toString(16).padStart(2, "0"));
+  return `${hex.join("")}.json`;
+}
+
+/**
+ * Records a project root, unless it is recorded already (the usual case: one `lstat`). Returns
+ * true when it was new.
+ */
+export async function registerRoot(
+  env: Readonly<Record<string, string>>,
+  root: string,
+  { now }: { now: number },
+): Promise<boolean> {
+  const path = joinPath(rootsDir(env), await entryName(root));
+  try {
+    await Deno.lstat(path);
+    return false;
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+  }
+  const entry: RootEntry = { root, first_seen: new Date(now).toISOString() };
+  await writeFileAtomic(path, JSON.stringify(entry) + "\n", { root: stateDir(env) });
+  return true;
+}
+
+/**
+ * The registered roots that still exist. A root whose directory is gone is dropped from the
+ * registry, and `dropped` hears of it (for a log line).
+ */
+export async function registeredRoots(
+  env: Readonly<Record<string, string>>,
+  { dropped }: { dropped?: (root: string) => void | Promise<void> } = {},
+): Promise<string[]> {
+  const own = stateDir(env);
+  const dir = rootsDir(env);
+  let names: string[];
+  try {
+    names = (await listStateDir(dir, { root: own })).filter((e) => e.isFile).map((e) => e.name);
+  } catch {
+    return []; // no registry yet
+  }
+  const roots: string[] = [];
+  for (const name of names.filter((n) => n.endsWith(".json")).sort()) {
+    const path = joinPath(dir, name);
+    let entry: RootEntry;
+    try {
+      entry = JSON.parse(await readStateText(path, { root: own, maxBytes: 64 << 10 }));
+      if (typeof entry?.root !== "string") continue;
+    } catch {
+      continue; // being written, or not ours
+    }
+    const exists = await Deno.stat(entry.root).then((info) => info.isDirectory, () => false);
+    if (exists) {
+      roots.push(entry.root);
+    } else {
+      await removeFile(path, { root: own }).catch(() => {});
+      await dropped?.(entry.root);
+    }
+  }
+  return roots;
+}
