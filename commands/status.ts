@@ -8,21 +8,13 @@ import { type Context, EXIT } from "../lib/core/cli.ts";
 import { loadConfig } from "../lib/state/config.ts";
 import { parseFlags } from "../lib/core/flags.ts";
 import { readKillSwitch } from "../lib/state/kill_switch.ts";
-import { hostEvidence, type PaneIndex } from "../lib/sessions/liveness.ts";
+import { assessSession, type PaneIndex } from "../lib/sessions/liveness.ts";
 import { peekAdvice } from "../lib/advice/outbox.ts";
 import { absolutePath, joinPath } from "../lib/core/path.ts";
-import {
-  harnessPaths,
-  killSwitchPath,
-  projectPaths,
-  sessionPaths,
-  stateDir,
-  validateName,
-} from "../lib/state/layout.ts";
-import { judgeSession } from "../lib/sessions/stale_policy.ts";
+import { harnessPaths, killSwitchPath, sessionPaths, stateDir } from "../lib/state/layout.ts";
 import type { PaneRecord } from "../lib/watch/watch_policy.ts";
-import { readHeartbeat, readSessionRecord } from "../lib/sessions/registry.ts";
-import { listNames, numberCodec, readState } from "../lib/state/store.ts";
+import { describeError, listNames, numberCodec, readState } from "../lib/state/store.ts";
+import { listSessions } from "../lib/sessions/session_list.ts";
 
 export const help = `Usage: lifeline status [--root DIR] [--json]
 
@@ -49,6 +41,9 @@ function standingRefusal(state: PaneRecord["state"]): string | null {
   return null;
 }
 
+/** Where {@linkcode gatherStatus} puts what the table needs beyond the JSON. */
+const FINISHED = Symbol("finished sessions");
+
 /** Everything `status` reports. */
 export async function gatherStatus(ctx: Context, root: string) {
   const config = await loadConfig(ctx.env, root);
@@ -57,39 +52,45 @@ export async function gatherStatus(ctx: Context, root: string) {
   const sessions = [];
   const tools = [];
   const outbox = [];
-  for (const id of await listNames(projectPaths(root).sessions)) {
-    try {
-      validateName("session id", id);
-    } catch {
-      continue;
-    }
+  const finished = new Set<string>();
+  for (const id of listSessions(root).ids) {
     const paths = sessionPaths(root, id);
-    const record = await readSessionRecord(root, id);
-    const beat = await readHeartbeat(root, id);
-    if (record || beat !== undefined) {
-      const age = beat === undefined ? null : Math.max(0, Math.floor(now / 1000) - beat);
-      const status = (await Deno.readTextFile(paths.status).catch(() => "")).trim();
-      const fresh = age !== null && age <= config.stale.afterSeconds;
-      const judged = status === "scavenged" && !fresh
-        ? { state: "scavenged", reason: "its handoff is in handoffs/scavenged.md" }
-        : judgeSession(
-          age,
-          fresh ? { pane: "unknown", process: "unknown" } : await hostEvidence(record, index),
-          config.stale.afterSeconds,
-        );
+    let judged;
+    try {
+      judged = await assessSession(root, id, {
+        now,
+        staleAfterSeconds: config.stale.afterSeconds,
+        panes: index,
+      });
+    } catch (error) {
       sessions.push({
         id,
-        heartbeat_age: age,
+        heartbeat_age: null,
+        state: "unknown",
+        pane: null,
+        reason: `could not be read: ${describeError(error)}`,
+      });
+      continue;
+    }
+    if (judged.state !== "unregistered") {
+      sessions.push({
+        id,
+        heartbeat_age: judged.heartbeatAge,
         state: judged.state,
-        pane: record?.tmux_pane ?? null,
+        pane: judged.record?.tmux_pane ?? null,
         reason: judged.reason,
       });
+    }
+    // A finished session's counters and advice will never be read again.
+    if (judged.finished) {
+      finished.add(id);
+      continue;
     }
     for (const name of await listNames(paths.dir)) {
       const tool = /^fail-count-(.+)\.txt$/.exec(name)?.[1];
       if (!tool) continue;
-      const count = await readState(joinPath(paths.dir, name), numberCodec);
-      if (count.kind === "ok" && count.value >= config.toolFallback.threshold) {
+      const count = await readState(joinPath(paths.dir, name), numberCodec).catch(() => undefined);
+      if (count?.kind === "ok" && count.value >= config.toolFallback.threshold) {
         tools.push({ session: id, tool, failures: count.value });
       }
     }
@@ -146,6 +147,8 @@ export async function gatherStatus(ctx: Context, root: string) {
     breakers,
     tools_over_threshold: tools,
     outbox,
+    /** Not printed with --json: the finished sessions, which the table counts instead of listing. */
+    [FINISHED]: { ids: finished, pruneAfterDays: config.stale.pruneAfterDays },
   };
 }
 
@@ -172,12 +175,23 @@ export async function run(ctx: Context): Promise<number> {
   const out = (line: string) => ctx.out.line(line);
   out(`lifeline status for ${root}`);
   out(`self-heal: ${s.kill_switch.state} (${s.kill_switch.path})`);
-  out(s.sessions.length === 0 ? "sessions: none" : "sessions:");
-  if (s.sessions.length > 0) {
-    table([
-      ["id", "heartbeat", "state", "pane"],
-      ...s.sessions.map((x) => [x.id, age(x.heartbeat_age), x.state, x.pane ?? "-"]),
-    ]).forEach(out);
+  const { ids: finished, pruneAfterDays } = s[FINISHED];
+  const listed = s.sessions.filter((x) => !finished.has(x.id));
+  out(listed.length === 0 ? "sessions: none" : "sessions:");
+  if (listed.length > 0) {
+    // One write for the table: a project can hold thousands of sessions.
+    out(
+      table([
+        ["id", "heartbeat", "state", "pane"],
+        ...listed.map((x) => [x.id, age(x.heartbeat_age), x.state, x.pane ?? "-"]),
+      ]).join("\n"),
+    );
+  }
+  if (finished.size > 0) {
+    out(
+      `finished sessions: ${finished.size} (ended, or scavenged with the handoff delivered; ` +
+        `deleted after ${pruneAfterDays} days idle; --json lists them)`,
+    );
   }
   out(s.watched_panes.length === 0 ? "watched panes: none" : "watched panes:");
   if (s.watched_panes.length > 0) {

@@ -180,7 +180,9 @@ Deno.test("an interrupted plan: read it before anything else, named with its fir
 
 Deno.test("a handoff is offered once, even to sessions starting at the same time", async () => {
   await withTempDir(async (dir) => {
+    // What the daemon leaves: the handoff, and the status.
     await write(dir, "sessions/dead1/handoffs/scavenged.md", "# Handoff\n");
+    await write(dir, "sessions/dead1/status", "scavenged\n");
     const a = { ...await start(), session_id: "new-a" };
     const b = { ...await start(), session_id: "new-b" };
     const [first, second] = await Promise.all([crash(dir, a), crash(dir, b)]);

@@ -1,41 +1,143 @@
 /**
- * Whether a registered session's host is still there: its tmux pane, and its agent process
- * (pid plus start time, so a reused pid is caught). Shared by the daemon and `status`.
+ * {@linkcode assessSession}: the engine around the one liveness judgement (`stale_policy.ts`) that
+ * `status`, `daemon stale` and `hook crash` share. It reads the facts the judgement asks for, and
+ * only those: a finished session costs a file read or two, a live one a few more, and only a
+ * session whose heartbeat is stale gets its tmux pane and agent process looked at.
  *
  * @module
  */
 
-import type { HostEvidence } from "./stale_policy.ts";
 import { recordedProcessState } from "../host/proc.ts";
-import type { SessionRecord } from "./registry.ts";
-import { listPanes, TmuxError } from "../host/tmux.ts";
+import { tmux, TmuxError } from "../host/tmux.ts";
+import { sessionPaths } from "../state/layout.ts";
+import { numberCodec } from "../state/store.ts";
+import { readSessionRecord, readSessionStatus, type SessionRecord } from "./registry.ts";
+import { isFileSync, readSmallFileSync } from "./session_list.ts";
+import {
+  decideSession,
+  type HostEvidence,
+  type SessionAction,
+  type SessionJudgement,
+  type SessionLifecycle,
+  type SessionObservation,
+  type SessionOptions,
+} from "./stale_policy.ts";
 
-/** Live panes per tmux socket, looked up once per round. */
+/** Live panes per tmux socket, looked up once per round; "unknown" when tmux did not answer. */
 export type PaneIndex = Map<string, Set<string> | "unknown">;
 
-async function paneEvidence(record: SessionRecord | undefined, index: PaneIndex) {
-  if (!record?.tmux_pane || !record.tmux_socket) return "unknown" as const;
-  let panes = index.get(record.tmux_socket);
-  if (panes === undefined) {
-    try {
-      panes = new Set((await listPanes({ socketPath: record.tmux_socket })).map((p) => p.id));
-    } catch (error) {
-      if (!(error instanceof TmuxError)) throw error;
-      panes = "unknown"; // tmux missing or broken: no evidence either way
-    }
-    index.set(record.tmux_socket, panes);
+/**
+ * The panes of the server at `socket`. Only a server that answers can say a pane is gone: a socket
+ * that was removed (tmpfiles cleaning `/tmp`), "no server running" and "error connecting" say
+ * nothing about the panes, which may well still run.
+ */
+async function serverPanes(socket: string): Promise<Set<string> | "unknown"> {
+  try {
+    const out = await tmux({ socketPath: socket }, ["list-panes", "-a", "-F", "#{pane_id}"]);
+    return new Set(out.split("\n").map((line) => line.trim()).filter((id) => id.startsWith("%")));
+  } catch (error) {
+    if (error instanceof TmuxError) return "unknown";
+    throw error;
   }
-  if (panes === "unknown") return "unknown" as const;
-  return panes.has(record.tmux_pane) ? "present" as const : "gone" as const;
 }
 
-/** What can be found out about a session's host. */
+async function paneEvidence(
+  record: SessionRecord | undefined,
+  index: PaneIndex,
+): Promise<HostEvidence["pane"]> {
+  if (!record?.tmux_pane || !record.tmux_socket) return "unknown";
+  let panes = index.get(record.tmux_socket);
+  if (panes === undefined) {
+    panes = await serverPanes(record.tmux_socket);
+    index.set(record.tmux_socket, panes);
+  }
+  if (panes === "unknown") return "unknown";
+  return panes.has(record.tmux_pane) ? "present" : "gone";
+}
+
+/** What can be found out about a session's host: its tmux pane and its agent process. */
 export async function hostEvidence(
   record: SessionRecord | undefined,
   index: PaneIndex,
 ): Promise<HostEvidence> {
-  const process = typeof record?.agent_pid === "number"
-    ? await recordedProcessState({ pid: record.agent_pid, started: record.agent_started })
-    : "unknown";
-  return { pane: await paneEvidence(record, index), process };
+  const [pane, process] = await Promise.all([
+    paneEvidence(record, index),
+    typeof record?.agent_pid === "number"
+      ? recordedProcessState({
+        pid: record.agent_pid,
+        started: record.agent_started,
+        startId: record.agent_start_id,
+      })
+      : "unknown" as const,
+  ]);
+  return { pane, process };
+}
+
+/** Settings of an assessment. */
+export interface AssessOptions extends SessionOptions {
+  /** Shared by the sessions of one round, so each tmux server is asked once. */
+  panes: PaneIndex;
+}
+
+/** One session's judgement, and what should be done about it. */
+export interface SessionAssessment extends SessionJudgement {
+  id: string;
+  /** Its `session.json`, when it was needed and could be read. */
+  record: SessionRecord | undefined;
+  actions: Exclude<SessionAction, { kind: "learn" }>[];
+}
+
+function mtimeSync(path: string): number | null {
+  try {
+    return Deno.lstatSync(path).mtime?.getTime() ?? null;
+  } catch {
+    return null;
+  }
+}
+
+function heartbeatSync(path: string): number | null {
+  const text = readSmallFileSync(path, 64);
+  if (text === undefined) return null;
+  try {
+    return numberCodec.parse(text);
+  } catch {
+    return null;
+  }
+}
+
+/** Judges one session of `root`, reading what the judgement needs. */
+export async function assessSession(
+  root: string,
+  id: string,
+  options: AssessOptions,
+): Promise<SessionAssessment> {
+  const paths = sessionPaths(root, id);
+  const lifecycle: SessionLifecycle = { status: readSessionStatus(root, id) };
+  const seen: SessionObservation = {};
+  let record: SessionRecord | undefined;
+  // Each round learns at least one fact, and there are four.
+  for (let round = 0;; round++) {
+    const { state, actions } = decideSession(lifecycle, seen, options);
+    const learn = actions.find((a) => a.kind === "learn");
+    if (!learn || round > 4) {
+      return {
+        ...state,
+        id,
+        record,
+        actions: actions.filter((a): a is SessionAssessment["actions"][number] =>
+          a.kind !== "learn"
+        ),
+      };
+    }
+    for (const fact of learn.facts) {
+      if (fact === "delivered") lifecycle.delivered = isFileSync(`${paths.scavenged}.offered`);
+      if (fact === "statusChanged") lifecycle.statusChangedMs = mtimeSync(paths.status);
+      if (fact === "heartbeat" && seen.heartbeat === undefined) {
+        seen.heartbeat = heartbeatSync(paths.heartbeat);
+        record = await readSessionRecord(root, id);
+        seen.registered = record !== undefined;
+      }
+      if (fact === "host") seen.host = await hostEvidence(record, options.panes);
+    }
+  }
 }

@@ -9,6 +9,7 @@ import * as z from "zod";
 import { lazy } from "../core/lazy.ts";
 import { sessionPaths } from "../state/layout.ts";
 import { jsonCodec, numberCodec, readState, updateState, writeFileAtomic } from "../state/store.ts";
+import { listSessions, readSmallFileSync } from "./session_list.ts";
 
 /** `session.json`: where a session runs and how to tell whether it still does. */
 export const sessionRecordSchema = lazy(() =>
@@ -23,10 +24,17 @@ export const sessionRecordSchema = lazy(() =>
     tmux_socket: z.nullable(z.string()),
     /** The hook's parent pid at the last sighting; the agent is looked up again when it changes. */
     hook_parent_pid: z.optional(z.nullable(z.number())),
-    /** The agent process (the hook's parent, past any shell), with its identity. */
+    /** The agent process (the hook's parent, past any shell or wrapper), with its identity. */
     agent_pid: z.nullable(z.number()),
     agent_command: z.optional(z.nullable(z.string())),
-    agent_started: z.optional(z.nullable(z.string())),
+    /**
+     * When the agent started, in epoch ms. Records written by earlier versions hold a `ps -o
+     * lstart` text in the hook's time zone instead; they are read as such, and replaced at the next
+     * heartbeat.
+     */
+    agent_started: z.optional(z.nullable(z.union([z.number(), z.string()]))),
+    /** Linux: the exact start identity, `<boot id>/<clock ticks since boot>`. */
+    agent_start_id: z.optional(z.nullable(z.string())),
     first_seen: z.string(),
     last_seen: z.string(),
     last_event: z.string(),
@@ -48,7 +56,16 @@ export interface SessionSighting {
   transcriptPath?: string | undefined;
   env: Readonly<Record<string, string>>;
   hookParentPid?: number | undefined;
-  agent?: { pid: number; command: string; started: string } | undefined;
+  agent?: AgentIdentity | undefined;
+}
+
+/** The agent process behind a sighting. */
+export interface AgentIdentity {
+  pid: number;
+  command: string;
+  /** Epoch ms, or null when it could not be found out. */
+  startedMs: number | null;
+  startId?: string | undefined;
 }
 
 /** The tmux socket path from `$TMUX` ("<socket>,<server pid>,<session>"). */
@@ -80,56 +97,150 @@ export function nextSessionRecord(
     hook_parent_pid: seen.hookParentPid ?? current?.hook_parent_pid ?? null,
     agent_pid: seen.agent?.pid ?? current?.agent_pid ?? null,
     agent_command: (seen.agent ? seen.agent.command || null : current?.agent_command) ?? null,
-    agent_started: (seen.agent ? seen.agent.started || null : current?.agent_started) ?? null,
+    agent_started: (seen.agent ? seen.agent.startedMs : current?.agent_started) ?? null,
+    agent_start_id: (seen.agent ? seen.agent.startId : current?.agent_start_id) ?? null,
     first_seen: current?.first_seen ?? at,
     last_seen: at,
     last_event: seen.event,
   };
 }
 
-/** The agent process behind a sighting. */
-export type AgentIdentity = NonNullable<SessionSighting["agent"]>;
+/**
+ * How old `last_seen` may grow before a sighting that changes nothing else rewrites `session.json`
+ * anyway. The heartbeat file is the every-call signal; skipping the locked rewrite keeps the hook
+ * that runs on every tool call cheap.
+ */
+const LAST_SEEN_REFRESH_MS = 60_000;
 
 /**
- * Writes the heartbeat and updates `session.json`. `findAgent` gets the record as it was and
- * identifies the agent (it may reuse what the record already knows).
+ * What a sighting does to the session's `status`: a SessionEnd ends it, and any other event shows
+ * an ended or scavenged session working again, which is then alive. Null: no change.
+ */
+export function nextStatus(status: string, event: string): "ended" | "alive" | null {
+  if (event === "SessionEnd") return status === "ended" ? null : "ended";
+  return status === "ended" || status === "scavenged" ? "alive" : null;
+}
+
+/** True when `next` differs from `current` only by a `last_seen` that is not due yet. */
+function sameRecord(current: SessionRecord, next: SessionRecord, now: number): boolean {
+  if (now - Date.parse(current.last_seen) >= LAST_SEEN_REFRESH_MS) return false;
+  return JSON.stringify({ ...current, last_seen: "" }) ===
+    JSON.stringify({ ...next, last_seen: "" });
+}
+
+/** The session's `status` word; "" when there is none (bounded read, no symlink followed). */
+export function readSessionStatus(root: string, sessionId: string): string {
+  return readSmallFileSync(sessionPaths(root, sessionId).status)?.trim() ?? "";
+}
+
+/** What {@linkcode recordSighting} did. */
+export interface SightingResult {
+  record: SessionRecord | undefined;
+  /** The status it rewrote (see {@linkcode nextStatus}), with the word it replaced. */
+  status: { from: string; to: "ended" | "alive" } | null;
+}
+
+/**
+ * Writes the heartbeat and keeps `session.json` and `status` current. `findAgent` gets the record
+ * as it was and identifies the agent (it may reuse what the record already knows). The heartbeat
+ * is written without fsync: it is rewritten on every call, and a lost one costs nothing.
  */
 export async function recordSighting(
   seen: Omit<SessionSighting, "agent"> & {
     findAgent: (known: SessionRecord | undefined) => Promise<AgentIdentity>;
   },
   { now, waitMs }: { now: number; waitMs: number },
-): Promise<SessionRecord | undefined> {
+): Promise<SightingResult> {
   const paths = sessionPaths(seen.root, seen.sessionId);
-  // The two files are independent; writing them at once overlaps their fsyncs. Both must settle
-  // before returning, or the process could exit in the middle of the other write.
+  // The two files are independent, so they are written at once. Both must settle before
+  // returning, or the process could exit in the middle of the other write.
   const [beat, update] = await Promise.allSettled([
-    writeFileAtomic(paths.heartbeat, numberCodec.format(Math.floor(now / 1000))),
-    updateState(
-      paths.session,
-      sessionRecordCodec,
-      async (current) =>
-        nextSessionRecord(current, { ...seen, agent: await seen.findAgent(current) }, now),
-      { waitMs, now },
-    ),
+    writeFileAtomic(paths.heartbeat, numberCodec.format(Math.floor(now / 1000)), {
+      durable: false,
+    }),
+    updateRegistry(seen, { now, waitMs }),
   ]);
   if (beat.status === "rejected") throw beat.reason;
   if (update.status === "rejected") throw update.reason;
-  const { value } = update.value;
-  return value;
+  return update.value;
 }
 
-/** Reads a session's `session.json` (lockless); undefined when missing or unreadable. */
+async function updateRegistry(
+  seen: Omit<SessionSighting, "agent"> & {
+    findAgent: (known: SessionRecord | undefined) => Promise<AgentIdentity>;
+  },
+  { now, waitMs }: { now: number; waitMs: number },
+): Promise<SightingResult> {
+  const paths = sessionPaths(seen.root, seen.sessionId);
+  const known = await readState(paths.session, sessionRecordCodec);
+  const current = known.kind === "ok" ? known.value : undefined;
+  const agent = await seen.findAgent(current);
+  const status = readSessionStatus(seen.root, seen.sessionId);
+  if (current && !nextStatus(status, seen.event)) {
+    if (sameRecord(current, nextSessionRecord(current, { ...seen, agent }, now), now)) {
+      return { record: current, status: null };
+    }
+  }
+  // The status changes under the registry's lock, so the pruner (which takes the same lock)
+  // never deletes a session that is coming back to life.
+  let changed: SightingResult["status"] = null;
+  const { value } = await updateState(paths.session, sessionRecordCodec, async (locked) => {
+    const from = readSessionStatus(seen.root, seen.sessionId);
+    const to = nextStatus(from, seen.event);
+    if (to) {
+      await writeFileAtomic(paths.status, `${to}\n`);
+      changed = { from, to };
+    }
+    return nextSessionRecord(locked, { ...seen, agent }, now);
+  }, { waitMs, now });
+  return { record: value, status: changed };
+}
+
+/**
+ * Reads a session's `session.json` (lockless); undefined when missing or unreadable (corrupt, a
+ * directory, not permitted).
+ */
 export async function readSessionRecord(
   root: string,
   sessionId: string,
 ): Promise<SessionRecord | undefined> {
-  const result = await readState(sessionPaths(root, sessionId).session, sessionRecordCodec);
-  return result.kind === "ok" ? result.value : undefined;
+  try {
+    const result = await readState(sessionPaths(root, sessionId).session, sessionRecordCodec);
+    return result.kind === "ok" ? result.value : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** A session's last heartbeat in epoch seconds, or undefined when missing or unreadable. */
 export async function readHeartbeat(root: string, sessionId: string): Promise<number | undefined> {
   const result = await readState(sessionPaths(root, sessionId).heartbeat, numberCodec);
   return result.kind === "ok" ? result.value : undefined;
+}
+
+/** A registered session, with its record. */
+export interface RegisteredSession {
+  id: string;
+  record: SessionRecord;
+}
+
+/**
+ * The registered sessions with a tmux pane, by pane id (`%3`); with `socket`, only those on that
+ * tmux server (a record without a socket matches any). Where two sessions claim one pane, the one
+ * seen last wins: the pane now runs it.
+ */
+export async function sessionsByPane(
+  root: string,
+  socket?: string,
+): Promise<Map<string, RegisteredSession>> {
+  const panes = new Map<string, RegisteredSession>();
+  for (const id of listSessions(root).ids) {
+    const record = await readSessionRecord(root, id).catch(() => undefined);
+    const pane = record?.tmux_pane;
+    if (!record || !pane) continue;
+    if (socket && record.tmux_socket && record.tmux_socket !== socket) continue;
+    const other = panes.get(pane);
+    if (!other || other.record.last_seen < record.last_seen) panes.set(pane, { id, record });
+  }
+  return panes;
 }

@@ -98,8 +98,16 @@ export async function listNames(dir: string): Promise<string[]> {
   return names.sort();
 }
 
-/** Writes `data` to `path` atomically: temp file, fsync, rename. Creates parent directories. */
-export async function writeFileAtomic(path: string, data: string | Uint8Array): Promise<void> {
+/**
+ * Writes `data` to `path` atomically: temp file, fsync, rename. Creates parent directories.
+ * `durable: false` skips the fsync, for a file whose loss in a power cut costs nothing (the
+ * heartbeat, rewritten on every tool call): readers still see the old file or the new one.
+ */
+export async function writeFileAtomic(
+  path: string,
+  data: string | Uint8Array,
+  { durable = true }: { durable?: boolean } = {},
+): Promise<void> {
   const temp = joinPath(
     dirName(path),
     `.${baseName(path)}.${Math.random().toString(36).slice(2, 10)}.tmp`,
@@ -109,7 +117,7 @@ export async function writeFileAtomic(path: string, data: string | Uint8Array): 
     const file = await openCreatingDirs(temp, { write: true, createNew: true });
     try {
       for (let done = 0; done < bytes.length;) done += await file.write(bytes.subarray(done));
-      await file.sync();
+      if (durable) await file.sync();
     } finally {
       file.close();
     }
