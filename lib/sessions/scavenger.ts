@@ -7,6 +7,10 @@
  * @module
  */
 
+import { redact } from "./secrets.ts";
+
+export { redact };
+
 const KEEP_PROMPTS = 5;
 const KEEP_REPLIES = 5;
 const KEEP_ERRORS = 20;
@@ -15,32 +19,23 @@ const KEEP_COMPACTIONS = 20;
 const MAX_TEXT = 1500;
 /** Tool calls remembered while waiting for their results (a bound on memory). */
 const MAX_PENDING_CALLS = 5000;
+/** Inputs longer than this are told apart by their length, head and tail, not kept whole. */
+const MAX_CALL_KEY = 1024;
 
 /** A row the scavenger reads: user, assistant or system. */
 const MESSAGE_ROW = /"type"\s*:\s*"(?:user|assistant|system)"/;
 
-const SECRETS: RegExp[] = [
-  /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----/g,
-  /\bsk-ant-[A-Za-z0-9_-]{8,}/g,
-  /\bsk-[A-Za-z0-9_-]{16,}/g,
-  /\bAKIA[0-9A-Z]{16}\b/g,
-  /\bghp_[A-Za-z0-9]{20,}/g,
-  /\bgithub_pat_[A-Za-z0-9_]{20,}/g,
-  /\bxox[abposr]-[A-Za-z0-9-]{8,}/g,
-];
-const SECRET_ASSIGNMENT =
-  /\b(password|passwd|pwd|token|secret|api[_-]?key)(\s*[=:]\s*)("[^"\n]*"|'[^'\n]*'|[^\s"'`,;&]+)/gi;
+/** How far past the clip length redaction looks, so a secret that starts before the cut is seen whole. */
+const REDACT_MARGIN = 4096;
 
-/** `text` with API keys, private-key blocks and password/token values replaced. */
-export function redact(text: string): string {
-  let out = text;
-  for (const pattern of SECRETS) out = out.replace(pattern, "[redacted]");
-  return out.replace(SECRET_ASSIGNMENT, "$1$2[redacted]");
-}
-
+/**
+ * `text` redacted, then shortened to `max` characters. Redaction comes first and sees a bounded
+ * window: a private key longer than `max` is caught by its BEGIN line, not cut before its END and
+ * written out.
+ */
 function clip(text: string, max = MAX_TEXT): string {
-  const flat = text.trim();
-  return flat.length > max ? flat.slice(0, max) + "…" : flat;
+  const flat = redact(text.slice(0, max + REDACT_MARGIN)).trim();
+  return flat.length > max || text.length > max + REDACT_MARGIN ? flat.slice(0, max) + "…" : flat;
 }
 
 /** A todo still open when the session died. */
@@ -91,6 +86,23 @@ function describeCall(name: string, input: Row): string {
   return typeof detail === "string" ? `${name} \`${clip(detail, 200)}\`` : name;
 }
 
+/**
+ * What tells one call from another: its name and input, or, for a long input (a Write of a big
+ * file), its length and a hash of both ends. A pending call never holds its input: a slice of a
+ * long string would keep the whole string alive.
+ */
+function callKey(name: string, input: Row): string {
+  const json = JSON.stringify(input) ?? "";
+  if (json.length <= MAX_CALL_KEY) return `${name}\u0000${json}`;
+  let h = 0x811c9dc5;
+  const mix = (from: number, to: number) => {
+    for (let i = from; i < to; i++) h = Math.imul(h ^ json.charCodeAt(i), 0x01000193);
+  };
+  mix(0, MAX_CALL_KEY / 2);
+  mix(json.length - MAX_CALL_KEY / 2, json.length);
+  return `${name}\u0000${json.length}\u0000${(h >>> 0).toString(16)}`;
+}
+
 /** Collects a transcript's summary one row at a time. */
 export class Scavenger {
   #s: TranscriptSummary = {
@@ -111,7 +123,8 @@ export class Scavenger {
   };
   /** The last assistant message's id and text, merged across its streamed rows. */
   #reply: { id: string; text: string } | null = null;
-  #calls = new Map<string, { name: string; key: string; input: Row }>();
+  /** Pending tool calls: a few hundred bytes each, whatever the size of their input. */
+  #calls = new Map<string, { key: string; label: string }>();
   #failed = new Map<string, string>();
   #todoWrite: OpenTodo[] = [];
   #tasks = new Map<string, OpenTodo>();
@@ -225,12 +238,11 @@ export class Scavenger {
   #toolUse(block: Row): void {
     const name = String(block.name ?? "tool");
     const input = block.input ?? {};
-    const key = `${name}\u0000${JSON.stringify(input)}`;
     if (typeof block.id === "string") {
       if (this.#calls.size >= MAX_PENDING_CALLS) {
         this.#calls.delete(this.#calls.keys().next().value!);
       }
-      this.#calls.set(block.id, { name, key, input });
+      this.#calls.set(block.id, { key: callKey(name, input), label: describeCall(name, input) });
     }
     if (["Edit", "Write", "MultiEdit", "NotebookEdit"].includes(name)) {
       const path = input.file_path ?? input.notebook_path;
@@ -280,7 +292,7 @@ export class Scavenger {
       this.#failed.delete(call.key); // keep the newest failure last
       this.#failed.set(
         call.key,
-        `${describeCall(call.name, call.input)}: ${clip(resultText(block.content), 300)}`,
+        `${call.label}: ${clip(resultText(block.content), 300)}`,
       );
       if (this.#failed.size > KEEP_ERRORS) this.#failed.delete(this.#failed.keys().next().value!);
     } else {
