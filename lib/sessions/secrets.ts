@@ -78,6 +78,7 @@ const KEY_END = /-----END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----/g;
  * read) is redacted to the end of the text: its body is the secret.
  */
 function redactKeyBlocks(text: string): string {
+  if (!text.includes("-----BEGIN ")) return text;
   KEY_BEGIN.lastIndex = 0;
   let out = "";
   let from = 0;
@@ -97,7 +98,7 @@ export function redact(text: string): string {
   let out = redactKeyBlocks(text);
   out = out.replace(AUTH_HEADER, (_, key: string, scheme = "") => `${key}${scheme}${REDACTED}`);
   for (const { pattern } of TOKEN_PATTERNS) out = out.replace(pattern, REDACTED);
-  out = out.replace(URL_PASSWORD, `$1${REDACTED}@`);
+  if (out.includes("://")) out = out.replace(URL_PASSWORD, `$1${REDACTED}@`);
   return out.replace(ASSIGNMENT_PATTERN, (match, key: string, sep: string, value: string) => {
     if (value === REDACTED || value.startsWith(REDACTED)) return match;
     return `${key}${sep}${REDACTED}`;
