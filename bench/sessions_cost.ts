@@ -48,14 +48,16 @@ function populate(root: string, count: number, live: number, idleDays: number): 
       }),
     );
     if (!finished) continue;
-    if (i % 2 === 0) {
+    const word = i % 2 === 0 ? "scavenged" : "ended";
+    if (word === "scavenged") {
       Deno.writeTextFileSync(`${dir}/handoffs/scavenged.md`, "# Handoff\n");
       Deno.writeTextFileSync(`${dir}/handoffs/scavenged.md.offered`, "{}\n");
-      Deno.writeTextFileSync(`${dir}/status`, "scavenged\n");
-    } else {
-      Deno.writeTextFileSync(`${dir}/status`, "ended\n");
     }
+    Deno.writeTextFileSync(`${dir}/status`, `${word}\n`);
     Deno.utimeSync(`${dir}/status`, then, then);
+    // The mark lifeline writes when a session finishes (see markFinished in registry.ts).
+    Deno.writeTextFileSync(`${dir}/finished`, `${word}\n`);
+    Deno.utimeSync(`${dir}/finished`, then, then);
   }
 }
 

@@ -17,6 +17,7 @@ import { pruneSession, removeLeftover } from "../lib/sessions/prune.ts";
 import { logRecovery } from "../lib/state/recovery_log.ts";
 import { logToOwnLog } from "../lib/state/own_log.ts";
 import { renderHandoff, scavengeFile, type TranscriptSummary } from "../lib/sessions/scavenger.ts";
+import { clearFinished } from "../lib/sessions/registry.ts";
 import { sleep } from "../lib/core/sleep.ts";
 import {
   acquireInstanceLock,
@@ -149,6 +150,7 @@ async function scavenge(
       panes: new Map(),
     });
     if (again.state !== "dead") return null; // it came back, or was rescued by another
+    await clearFinished(root, id); // first: see markFinished
     await writeFileAtomic(paths.scavenged, markdown);
     // A new handoff is unread again, even if an earlier one was offered.
     await Deno.remove(`${paths.scavenged}.offered`).catch(() => {});

@@ -10,7 +10,6 @@ import type { Context } from "../lib/core/cli.ts";
 import { HOOK_FLAGS_HELP, type HookRequest, runHook } from "../lib/claude/hook_io.ts";
 import { logToOwnLog } from "../lib/state/own_log.ts";
 import { agentProcess } from "../lib/host/proc.ts";
-import { logRecovery } from "../lib/state/recovery_log.ts";
 import { LockTimeoutError } from "../lib/state/store.ts";
 import {
   type AgentIdentity,
@@ -92,6 +91,7 @@ async function record(
     findAgent: (known) => findAgent(known, ctx.ppid),
   }, { now, waitMs });
   if (status?.from === "scavenged") {
+    const { logRecovery } = await import("../lib/state/recovery_log.ts"); // rarely needed
     await logRecovery(root, {
       ts: new Date(now).toISOString(),
       session: input.session_id,

@@ -54,13 +54,13 @@ export async function gatherStatus(ctx: Context, root: string) {
   const outbox = [];
   const finished = new Set<string>();
   for (const id of listSessions(root).ids) {
-    const paths = sessionPaths(root, id);
     let judged;
     try {
       judged = await assessSession(root, id, {
         now,
         staleAfterSeconds: config.stale.afterSeconds,
         panes: index,
+        withRecord: true,
       });
     } catch (error) {
       sessions.push({
@@ -86,6 +86,7 @@ export async function gatherStatus(ctx: Context, root: string) {
       finished.add(id);
       continue;
     }
+    const paths = sessionPaths(root, id);
     for (const name of await listNames(paths.dir)) {
       const tool = /^fail-count-(.+)\.txt$/.exec(name)?.[1];
       if (!tool) continue;

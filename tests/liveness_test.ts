@@ -428,9 +428,20 @@ Deno.test({
         await backdate(dir, "phoenix", 900);
         assert.equal(bySession(await tick(dir)).phoenix!.action, "scavenge");
         assert.match(await crashContext(dir, "next-1"), /sessions\/phoenix\/handoffs/);
+        // Delivered: finished, and marked so (one lstat tells status and the daemon).
+        assert.equal(
+          await Deno.readTextFile(sessionFile(dir, "phoenix", "finished")),
+          "scavenged\n",
+        );
+        assert.equal((await statusOf(dir)).find((s) => s.id === "phoenix")!.state, "scavenged");
 
         await agent.again(); // its next tool call
         assert.equal(await Deno.readTextFile(sessionFile(dir, "phoenix", "status")), "alive\n");
+        await assert.rejects(
+          Deno.lstat(sessionFile(dir, "phoenix", "finished")),
+          Deno.errors.NotFound,
+        );
+        assert.equal((await statusOf(dir)).find((s) => s.id === "phoenix")!.state, "alive");
         const revived = bySession(await tick(dir)).phoenix!;
         assert.deepEqual([revived.state, revived.action], ["alive", "none"]);
         const log = await Deno.readTextFile(`${dir}/project/logs/error-recovery.log`);

@@ -12,8 +12,6 @@
  * @module
  */
 
-import { runProgram } from "./process.ts";
-
 /** A running process. */
 export interface ProcessInfo {
   pid: number;
@@ -139,6 +137,8 @@ export function parsePsLine(pid: number, line: string): ProcessInfo | undefined 
 async function lookupPs(pid: number): Promise<ProcessLookup> {
   let result;
   try {
+    // Loaded here: on Linux no hook needs it, and every module costs start-up time.
+    const { runProgram } = await import("./process.ts");
     // UTC and the C locale: the start time is then the same text whoever runs ps, and parseable.
     result = await runProgram("ps", ["-o", "ppid=,lstart=,comm=", "-p", String(pid)], {
       env: { TZ: "UTC", LC_ALL: "C" },

@@ -17,7 +17,8 @@ import {
   parseTimestamp,
 } from "./crash_recovery_policy.ts";
 import { recordedProcessState } from "../host/proc.ts";
-import { describeError, jsonCodec, updateState } from "../state/store.ts";
+import { describeError, jsonCodec, updateState, withLock } from "../state/store.ts";
+import { markFinished, readSessionStatus } from "./registry.ts";
 import { assessSession, type SessionAssessment } from "./liveness.ts";
 import { pruneSession } from "./prune.ts";
 import { listSessions, readSmallFileSync, type SkippedEntry } from "./session_list.ts";
@@ -75,6 +76,8 @@ export interface SessionSurvey {
   ralph?: string;
   /** The `status` word, when there is one (`scavenged`, `ended`, `alive`). */
   status?: string;
+  /** When it was marked finished (see `markFinished`), epoch ms; then its status is not read. */
+  finishedMs?: number;
   /** When the heartbeat was last written (epoch ms), or null. */
   heartbeatMs: number | null;
 }
@@ -94,8 +97,9 @@ export interface Survey {
 export function surveySessions(root: string): Survey {
   const listing = listSessions(root);
   const surveys: SessionSurvey[] = [];
+  const sessionsDir = projectPaths(root).sessions;
   for (const id of listing.ids) {
-    const dir = joinPath(projectPaths(root).sessions, id);
+    const dir = joinPath(sessionsDir, id);
     const names = new Set<string>();
     try {
       for (const inner of Deno.readDirSync(dir)) names.add(inner.name);
@@ -107,8 +111,12 @@ export function surveySessions(root: string): Survey {
       if (names.has("ralph.json")) {
         survey.ralph = Deno.readTextFileSync(joinPath(dir, "ralph.json"));
       }
-      const status = names.has("status") ? readSmallFileSync(joinPath(dir, "status")) : undefined;
-      if (status !== undefined) survey.status = status.trim();
+      if (names.has("finished")) {
+        survey.finishedMs = Deno.lstatSync(joinPath(dir, "finished")).mtime?.getTime() ?? 0;
+      } else if (names.has("status")) {
+        const status = readSmallFileSync(joinPath(dir, "status"));
+        if (status !== undefined) survey.status = status.trim();
+      }
       if (names.has("heartbeat")) {
         survey.heartbeatMs = Deno.statSync(joinPath(dir, "heartbeat")).mtime?.getTime() ?? null;
       }
@@ -322,18 +330,26 @@ async function scanHandoff(
   const id = judged.id;
   const paths = sessionPaths(root, id);
   if (await mtimeOf(paths.scavenged) === null) return [];
-  // Creating the marker is the claim: two sessions starting at once offer it once between them.
-  try {
-    await Deno.writeTextFile(
-      `${paths.scavenged}.offered`,
-      JSON.stringify({ offered_at: new Date(options.now).toISOString(), to: options.sessionId }) +
-        "\n",
-      { createNew: true },
-    );
-  } catch (error) {
-    if (error instanceof Deno.errors.AlreadyExists) return [];
-    throw error;
-  }
+  // Under the registry's lock, the one a heartbeat takes to bring a session back: a session that
+  // came back meanwhile is not offered, and is never marked finished.
+  const offered = await withLock(paths.session, async () => {
+    if (readSessionStatus(root, id) !== "scavenged") return false;
+    // Creating the marker is the claim: two sessions starting at once offer it once between them.
+    try {
+      await Deno.writeTextFile(
+        `${paths.scavenged}.offered`,
+        JSON.stringify({ offered_at: new Date(options.now).toISOString(), to: options.sessionId }) +
+          "\n",
+        { createNew: true },
+      );
+    } catch (error) {
+      if (error instanceof Deno.errors.AlreadyExists) return false;
+      throw error;
+    }
+    await markFinished(root, id, "scavenged");
+    return true;
+  }, { waitMs: options.waitMs });
+  if (!offered) return [];
   const target = `sessions/${id}/handoffs/scavenged.md`;
   return [{
     kind: "handoff",
@@ -411,8 +427,13 @@ export async function scanLeftovers(
   ]);
   const stale = sessions.filter((survey) => loopNeedsRepair(root, survey, options));
   // Only a session whose status says it ended or was scavenged has a handoff to offer or may be
-  // pruned; the others cost nothing more here.
-  const finishing = sessions.filter((s) => s.status === "scavenged" || s.status === "ended");
+  // pruned, and a finished one only once it is old enough; the others cost nothing more here.
+  const pruneFrom = options.now - options.pruneAfterSeconds * 1000;
+  const finishing = sessions.filter((s) =>
+    s.finishedMs === undefined
+      ? s.status === "scavenged" || s.status === "ended"
+      : s.finishedMs < pruneFrom
+  );
   const prunes = { left: options.maxPrunes };
   const perSession = [
     ...await mapLimit(stale, 16, (survey) =>

@@ -9,9 +9,10 @@
 
 import { recordedProcessState } from "../host/proc.ts";
 import { tmux, TmuxError } from "../host/tmux.ts";
-import { sessionPaths } from "../state/layout.ts";
+import { joinPath } from "../core/path.ts";
+import { validateName } from "../state/layout.ts";
 import { numberCodec } from "../state/store.ts";
-import { readSessionRecord, readSessionStatus, type SessionRecord } from "./registry.ts";
+import { readFinishedSync, readSessionRecord, type SessionRecord } from "./registry.ts";
 import { isFileSync, readSmallFileSync } from "./session_list.ts";
 import {
   decideSession,
@@ -77,6 +78,8 @@ export async function hostEvidence(
 export interface AssessOptions extends SessionOptions {
   /** Shared by the sessions of one round, so each tmux server is asked once. */
   panes: PaneIndex;
+  /** Read `session.json` of every session that is not finished, to show it (status does). */
+  withRecord?: boolean;
 }
 
 /** One session's judgement, and what should be done about it. */
@@ -105,14 +108,21 @@ function heartbeatSync(path: string): number | null {
   }
 }
 
-/** Judges one session of `root`, reading what the judgement needs. */
+/**
+ * Judges one session of `root`, reading what the judgement needs: a finished session's mark
+ * alone, else its status, then its heartbeat and registry, and last its host.
+ */
 export async function assessSession(
   root: string,
   id: string,
   options: AssessOptions,
 ): Promise<SessionAssessment> {
-  const paths = sessionPaths(root, id);
-  const lifecycle: SessionLifecycle = { status: readSessionStatus(root, id) };
+  // Plain paths, not sessionPaths(): this runs for every session of a project, thousands of times.
+  const dir = joinPath(root, "sessions", validateName("session id", id));
+  const mark = readFinishedSync(dir);
+  const lifecycle: SessionLifecycle = mark
+    ? { status: mark.word, delivered: mark.word === "scavenged", statusChangedMs: mark.atMs }
+    : { status: readSmallFileSync(`${dir}/status`)?.trim() ?? "" };
   const seen: SessionObservation = {};
   let record: SessionRecord | undefined;
   // Each round learns at least one fact, and there are four.
@@ -120,6 +130,9 @@ export async function assessSession(
     const { state, actions } = decideSession(lifecycle, seen, options);
     const learn = actions.find((a) => a.kind === "learn");
     if (!learn || round > 4) {
+      if (options.withRecord && !state.finished && record === undefined) {
+        record = await readSessionRecord(root, id);
+      }
       return {
         ...state,
         id,
@@ -130,14 +143,18 @@ export async function assessSession(
       };
     }
     for (const fact of learn.facts) {
-      if (fact === "delivered") lifecycle.delivered = isFileSync(`${paths.scavenged}.offered`);
-      if (fact === "statusChanged") lifecycle.statusChangedMs = mtimeSync(paths.status);
-      if (fact === "heartbeat" && seen.heartbeat === undefined) {
-        seen.heartbeat = heartbeatSync(paths.heartbeat);
-        record = await readSessionRecord(root, id);
-        seen.registered = record !== undefined;
+      if (fact === "delivered") {
+        lifecycle.delivered = isFileSync(`${dir}/handoffs/scavenged.md.offered`);
       }
-      if (fact === "host") seen.host = await hostEvidence(record, options.panes);
+      if (fact === "statusChanged") lifecycle.statusChangedMs = mtimeSync(`${dir}/status`);
+      if (fact === "heartbeat" && seen.heartbeat === undefined) {
+        seen.heartbeat = heartbeatSync(`${dir}/heartbeat`);
+        seen.registered = isFileSync(`${dir}/session.json`);
+      }
+      if (fact === "host") {
+        record ??= await readSessionRecord(root, id);
+        seen.host = await hostEvidence(record, options.panes);
+      }
     }
   }
 }

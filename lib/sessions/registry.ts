@@ -121,16 +121,70 @@ export function nextStatus(status: string, event: string): "ended" | "alive" | n
   return status === "ended" || status === "scavenged" ? "alive" : null;
 }
 
-/** True when `next` differs from `current` only by a `last_seen` that is not due yet. */
+/**
+ * True when `next` differs from `current` only by a `last_seen` that is not due yet, or by the
+ * hook's parent (a new shell on every call when the client runs hooks through one that does not
+ * exec them).
+ */
 function sameRecord(current: SessionRecord, next: SessionRecord, now: number): boolean {
   if (now - Date.parse(current.last_seen) >= LAST_SEEN_REFRESH_MS) return false;
-  return JSON.stringify({ ...current, last_seen: "" }) ===
-    JSON.stringify({ ...next, last_seen: "" });
+  const volatile = { last_seen: "", hook_parent_pid: null };
+  return JSON.stringify({ ...current, ...volatile }) === JSON.stringify({ ...next, ...volatile });
 }
 
 /** The session's `status` word; "" when there is none (bounded read, no symlink followed). */
 export function readSessionStatus(root: string, sessionId: string): string {
   return readSmallFileSync(sessionPaths(root, sessionId).status)?.trim() ?? "";
+}
+
+/** What a session's `finished` mark says. */
+export interface FinishedMark {
+  /** The status word it finished with. */
+  word: "ended" | "scavenged";
+  /** When it was marked, epoch ms. */
+  atMs: number | null;
+}
+
+/** The words a mark holds, by its size: a mark is read with one `lstat`. */
+const MARK_WORDS = new Map<number, FinishedMark["word"]>([[6, "ended"], [10, "scavenged"]]);
+
+/**
+ * Marks a session finished: `sessions/<id>/finished` holds the status word it finished with
+ * (`ended`, or `scavenged` once its handoff was delivered). Whoever finishes a session writes the
+ * mark last, and whoever brings one back removes it first, so that a mark, when there, can be
+ * trusted alone: a project with thousands of finished sessions is judged with one `lstat` each.
+ * It is a cache (no fsync): without it, the status and the handoff's marker say the same, slower.
+ */
+export async function markFinished(
+  root: string,
+  sessionId: string,
+  word: FinishedMark["word"],
+): Promise<void> {
+  await writeFileAtomic(sessionPaths(root, sessionId).finished, `${word}\n`, { durable: false });
+}
+
+/** Removes a session's `finished` mark (see {@linkcode markFinished}). */
+export async function clearFinished(root: string, sessionId: string): Promise<void> {
+  try {
+    await Deno.remove(sessionPaths(root, sessionId).finished);
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+  }
+}
+
+/** The `finished` mark in a session directory, or undefined (see {@linkcode markFinished}). */
+export function readFinishedSync(sessionDir: string): FinishedMark | undefined {
+  let info: Deno.FileInfo;
+  try {
+    info = Deno.lstatSync(`${sessionDir}/finished`);
+  } catch {
+    return undefined;
+  }
+  if (!info.isFile) return undefined;
+  const word = MARK_WORDS.get(info.size) ??
+    readSmallFileSync(`${sessionDir}/finished`, 64)?.trim();
+  if (word !== "ended" && word !== "scavenged") return undefined;
+  return { word, atMs: info.mtime?.getTime() ?? null };
 }
 
 /** What {@linkcode recordSighting} did. */
@@ -187,10 +241,12 @@ async function updateRegistry(
   const { value } = await updateState(paths.session, sessionRecordCodec, async (locked) => {
     const from = readSessionStatus(seen.root, seen.sessionId);
     const to = nextStatus(from, seen.event);
+    if (to === "alive") await clearFinished(seen.root, seen.sessionId); // first: see markFinished
     if (to) {
       await writeFileAtomic(paths.status, `${to}\n`);
       changed = { from, to };
     }
+    if (to === "ended") await markFinished(seen.root, seen.sessionId, "ended");
     return nextSessionRecord(locked, { ...seen, agent }, now);
   }, { waitMs, now });
   return { record: value, status: changed };

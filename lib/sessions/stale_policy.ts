@@ -45,7 +45,10 @@ export interface SessionObservation {
   host?: HostEvidence | undefined;
 }
 
-/** A fact the judgement needs before it can decide. */
+/**
+ * A fact the judgement needs before it can decide: `heartbeat` is the heartbeat and whether a
+ * `session.json` is there; `host` reads the registry and looks at the pane and the process.
+ */
 export type SessionFact = "delivered" | "statusChanged" | "heartbeat" | "host";
 
 /** The states a session can be in. */
@@ -95,19 +98,19 @@ function finishedSession(
 ): { state: SessionJudgement; actions: SessionAction[] } {
   const limit = options.pruneAfterSeconds;
   if (limit === undefined) return { state: judgement, actions: [] };
-  if (lifecycle.statusChangedMs === undefined || seen.heartbeat === undefined) {
-    return {
-      state: judgement,
-      actions: [{ kind: "learn", facts: ["statusChanged", "heartbeat"] }],
-    };
+  if (lifecycle.statusChangedMs === undefined) {
+    return { state: judgement, actions: [{ kind: "learn", facts: ["statusChanged"] }] };
   }
   const changed = lifecycle.statusChangedMs;
   const idle = Math.floor((options.now - (changed ?? options.now)) / 1000);
+  if (changed === null || idle <= limit) return { state: judgement, actions: [] };
+  // Old enough; and its heartbeat must be as old: never prune a session that still beats.
+  if (seen.heartbeat === undefined) {
+    return { state: judgement, actions: [{ kind: "learn", facts: ["heartbeat"] }] };
+  }
   const beatAge = ageOf(seen.heartbeat, options.now);
   const state = { ...judgement, heartbeatAge: beatAge };
-  if (changed === null || idle <= limit || (beatAge !== null && beatAge <= limit)) {
-    return { state, actions: [] };
-  }
+  if (beatAge !== null && beatAge <= limit) return { state, actions: [] };
   return {
     state,
     actions: [{ kind: "prune", reason: `${judgement.state} and idle for ${idle}s` }],
