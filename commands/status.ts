@@ -8,7 +8,7 @@ import { type Context, EXIT } from "../lib/core/cli.ts";
 import { loadConfig } from "../lib/state/config.ts";
 import { parseFlags } from "../lib/core/flags.ts";
 import { readKillSwitch } from "../lib/state/kill_switch.ts";
-import { assessSession, type PaneIndex } from "../lib/sessions/liveness.ts";
+import { assessSession, assessSessionSync, type PaneIndex } from "../lib/sessions/liveness.ts";
 import { peekAdvice } from "../lib/advice/outbox.ts";
 import { absolutePath, joinPath } from "../lib/core/path.ts";
 import { harnessPaths, killSwitchPath, sessionPaths, stateDir } from "../lib/state/layout.ts";
@@ -56,12 +56,13 @@ export async function gatherStatus(ctx: Context, root: string) {
   for (const id of listSessions(root).ids) {
     let judged;
     try {
-      judged = await assessSession(root, id, {
+      const options = {
         now,
         staleAfterSeconds: config.stale.afterSeconds,
         panes: index,
         withRecord: true,
-      });
+      };
+      judged = assessSessionSync(root, id, options) ?? await assessSession(root, id, options);
     } catch (error) {
       sessions.push({
         id,

@@ -3,6 +3,7 @@ import { hookInput } from "./helpers/fixtures.ts";
 import { ownLogLines, runLifeline } from "./helpers/lifeline.ts";
 import { listDir, withTempDir } from "./helpers/temp.ts";
 import { startHookAgent } from "./helpers/hook_agent_process.ts";
+import { sessionsByPane } from "../lib/sessions/registry.ts";
 
 async function heartbeat(dir: string, input: Record<string, unknown>, env = {}) {
   return await runLifeline(["hook", "heartbeat"], {
@@ -169,4 +170,24 @@ Deno.test({
       }
     });
   },
+});
+
+Deno.test("the registry answers which session runs in tmux pane %N of server S", async () => {
+  await withTempDir(async (dir) => {
+    const input = await hookInput("hh-tool-ok", "PostToolUse");
+    const pane = (id: string, tmuxPane: string, socket: string) =>
+      heartbeat(dir, { ...input, session_id: id }, { TMUX_PANE: tmuxPane, TMUX: `${socket},1,0` });
+    await pane("on-a", "%3", "/tmp/tmux-1000/a");
+    await pane("on-b", "%3", "/tmp/tmux-1000/b");
+    await pane("other", "%4", "/tmp/tmux-1000/a");
+    await Deno.mkdir(`${dir}/project/sessions/not a session`);
+    const onA = await sessionsByPane(`${dir}/project`, "/tmp/tmux-1000/a");
+    assert.deepEqual([...onA.keys()].sort(), ["%3", "%4"]);
+    assert.equal(onA.get("%3")!.id, "on-a");
+    assert.equal(onA.get("%3")!.record.tmux_socket, "/tmp/tmux-1000/a");
+    assert.equal(
+      (await sessionsByPane(`${dir}/project`, "/tmp/tmux-1000/b")).get("%3")!.id,
+      "on-b",
+    );
+  });
 });

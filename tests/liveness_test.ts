@@ -12,6 +12,7 @@ import {
   waitForLines,
 } from "./helpers/hook_agent_process.ts";
 import { ownLogLines, parseHookStdout, runLifeline } from "./helpers/lifeline.ts";
+import { registerSession } from "./helpers/sessions.ts";
 import { withTempDir } from "./helpers/temp.ts";
 
 const IGNORE = Deno.build.os !== "linux";
@@ -256,29 +257,9 @@ Deno.test({
 
 /** Registers a session whose agent is gone, as the heartbeat hook leaves it. */
 async function deadSession(dir: string, id: string, heartbeatAgo = 900): Promise<string> {
-  const sessionDir = `${dir}/project/sessions/${id}`;
-  await Deno.mkdir(sessionDir, { recursive: true });
   const gone = new Deno.Command("true").spawn();
   await gone.status;
-  await Deno.writeTextFile(`${sessionDir}/heartbeat`, `${NOW_S() - heartbeatAgo}\n`);
-  await Deno.writeTextFile(
-    `${sessionDir}/session.json`,
-    JSON.stringify({
-      session_id: id,
-      root: `${dir}/project`,
-      cwd: `${dir}/project`,
-      transcript_path: null,
-      tmux_pane: null,
-      tmux_socket: null,
-      agent_pid: gone.pid,
-      agent_command: "claude",
-      agent_started: null,
-      first_seen: new Date().toISOString(),
-      last_seen: new Date().toISOString(),
-      last_event: "PostToolUse",
-    }),
-  );
-  return sessionDir;
+  return await registerSession(`${dir}/project`, id, { heartbeatAgo, agentPid: gone.pid });
 }
 
 Deno.test({

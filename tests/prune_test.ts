@@ -3,6 +3,7 @@
 import assert from "node:assert/strict";
 import { hookInput } from "./helpers/fixtures.ts";
 import { parseHookStdout, runLifeline } from "./helpers/lifeline.ts";
+import { registerSession } from "./helpers/sessions.ts";
 import { listDir, withTempDir } from "./helpers/temp.ts";
 
 const DAY = 86_400_000;
@@ -15,31 +16,19 @@ interface Shape {
   idleDays: number;
   /** A heartbeat fresher than the status (its hook wrote it, but could not mark it alive). */
   beatingNow?: boolean;
+  /** Carries the `finished` mark this version writes (records of earlier versions do not). */
+  marked?: boolean;
 }
 
 /** A session left in the shape the daemon and the hooks leave one, with its files' times set. */
 async function session(dir: string, id: string, shape: Shape): Promise<void> {
-  const sessionDir = `${dir}/project/sessions/${id}`;
-  await Deno.mkdir(`${sessionDir}/handoffs`, { recursive: true });
   const then = new Date(Date.now() - shape.idleDays * DAY);
   const beat = shape.beatingNow ? new Date() : then;
-  await Deno.writeTextFile(`${sessionDir}/heartbeat`, `${Math.floor(beat.getTime() / 1000)}\n`);
+  const sessionDir = await registerSession(`${dir}/project`, id, {
+    heartbeatAgo: Math.floor((Date.now() - beat.getTime()) / 1000),
+  });
   await Deno.utime(`${sessionDir}/heartbeat`, beat, beat);
-  await Deno.writeTextFile(
-    `${sessionDir}/session.json`,
-    JSON.stringify({
-      session_id: id,
-      root: `${dir}/project`,
-      cwd: `${dir}/project`,
-      transcript_path: null,
-      tmux_pane: null,
-      tmux_socket: null,
-      agent_pid: null,
-      first_seen: then.toISOString(),
-      last_seen: then.toISOString(),
-      last_event: "PostToolUse",
-    }),
-  );
+  await Deno.mkdir(`${sessionDir}/handoffs`);
   if (shape.status === "scavenged") {
     await Deno.writeTextFile(`${sessionDir}/handoffs/scavenged.md`, "# Handoff\n");
     if (shape.delivered) {
@@ -49,6 +38,10 @@ async function session(dir: string, id: string, shape: Shape): Promise<void> {
   if (shape.status) {
     await Deno.writeTextFile(`${sessionDir}/status`, `${shape.status}\n`);
     await Deno.utime(`${sessionDir}/status`, then, then);
+  }
+  if (shape.marked) {
+    await Deno.writeTextFile(`${sessionDir}/finished`, `${shape.status}\n`);
+    await Deno.utime(`${sessionDir}/finished`, then, then);
   }
 }
 
@@ -60,6 +53,22 @@ const SHAPES: Record<string, Shape & { pruned: boolean }> = {
   "ended-but-beating": { status: "ended", idleDays: 8, beatingNow: true, pruned: false },
   "alive-8d": { status: "alive", idleDays: 8, pruned: false },
   "quiet-8d": { idleDays: 8, pruned: false },
+  "marked-ended-8d": { status: "ended", marked: true, idleDays: 8, pruned: true },
+  "marked-delivered-8d": {
+    status: "scavenged",
+    delivered: true,
+    marked: true,
+    idleDays: 8,
+    pruned: true,
+  },
+  "marked-ended-2d": { status: "ended", marked: true, idleDays: 2, pruned: false },
+  "marked-but-beating": {
+    status: "ended",
+    marked: true,
+    idleDays: 8,
+    beatingNow: true,
+    pruned: false,
+  },
 };
 
 async function remaining(dir: string): Promise<string[]> {
@@ -79,10 +88,10 @@ Deno.test("the daemon prunes finished sessions idle for over 7 days, and nothing
     const lines = result.stdout.trim().split("\n").map((line) => JSON.parse(line));
     assert.deepEqual(
       lines.filter((l) => l.action === "prune").map((l) => l.session).sort(),
-      ["delivered-8d", "ended-8d"],
+      ["delivered-8d", "ended-8d", "marked-delivered-8d", "marked-ended-8d"],
     );
     const log = await Deno.readTextFile(`${dir}/project/logs/error-recovery.log`);
-    assert.equal(log.split("\n").filter((l) => l.includes('"action":"pruned"')).length, 2);
+    assert.equal(log.split("\n").filter((l) => l.includes('"action":"pruned"')).length, 4);
   });
 });
 
@@ -123,6 +132,6 @@ Deno.test("hook crash prunes finished sessions too, and does not tell the agent"
     const kept = Object.entries(SHAPES).filter(([, s]) => !s.pruned).map(([id]) => id);
     assert.deepEqual(await remaining(dir), [...kept, "next"].sort());
     const log = await Deno.readTextFile(`${dir}/project/logs/error-recovery.log`);
-    assert.equal(log.split("\n").filter((l) => l.includes('"action":"pruned"')).length, 2);
+    assert.equal(log.split("\n").filter((l) => l.includes('"action":"pruned"')).length, 4);
   });
 });

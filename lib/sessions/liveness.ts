@@ -1,8 +1,9 @@
 /**
  * {@linkcode assessSession}: the engine around the one liveness judgement (`stale_policy.ts`) that
  * `status`, `daemon stale` and `hook crash` share. It reads the facts the judgement asks for, and
- * only those: a finished session costs a file read or two, a live one a few more, and only a
- * session whose heartbeat is stale gets its tmux pane and agent process looked at.
+ * only those: a finished session costs one `lstat` (its `finished` mark), a live one a few file
+ * reads, and only a session whose heartbeat is stale gets its tmux pane and agent process looked
+ * at.
  *
  * @module
  */
@@ -108,39 +109,34 @@ function heartbeatSync(path: string): number | null {
   }
 }
 
+/** A judgement under way: the facts learnt so far. */
+interface Assessing {
+  root: string;
+  id: string;
+  dir: string;
+  lifecycle: SessionLifecycle;
+  seen: SessionObservation;
+  record?: SessionRecord | undefined;
+}
+
 /**
- * Judges one session of `root`, reading what the judgement needs: a finished session's mark
- * alone, else its status, then its heartbeat and registry, and last its host.
+ * Decides with the facts at hand, learning those that files tell (synchronously) until the
+ * judgement is made or needs the host, which only a process lookup and tmux can tell.
  */
-export async function assessSession(
-  root: string,
-  id: string,
+function advance(
+  at: Assessing,
   options: AssessOptions,
-): Promise<SessionAssessment> {
-  // Plain paths, not sessionPaths(): this runs for every session of a project, thousands of times.
-  const dir = joinPath(root, "sessions", validateName("session id", id));
-  const mark = readFinishedSync(dir);
-  const lifecycle: SessionLifecycle = mark
-    ? { status: mark.word, delivered: mark.word === "scavenged", statusChangedMs: mark.atMs }
-    : { status: readSmallFileSync(`${dir}/status`)?.trim() ?? "" };
-  const seen: SessionObservation = {};
-  let record: SessionRecord | undefined;
+): { done: SessionAssessment } | { needsHost: true } {
+  const { dir, lifecycle, seen } = at;
   // Each round learns at least one fact, and there are four.
   for (let round = 0;; round++) {
     const { state, actions } = decideSession(lifecycle, seen, options);
     const learn = actions.find((a) => a.kind === "learn");
     if (!learn || round > 4) {
-      if (options.withRecord && !state.finished && record === undefined) {
-        record = await readSessionRecord(root, id);
-      }
-      return {
-        ...state,
-        id,
-        record,
-        actions: actions.filter((a): a is SessionAssessment["actions"][number] =>
-          a.kind !== "learn"
-        ),
-      };
+      const rest = actions.filter((a): a is SessionAssessment["actions"][number] =>
+        a.kind !== "learn"
+      );
+      return { done: { ...state, id: at.id, record: at.record, actions: rest } };
     }
     for (const fact of learn.facts) {
       if (fact === "delivered") {
@@ -151,10 +147,57 @@ export async function assessSession(
         seen.heartbeat = heartbeatSync(`${dir}/heartbeat`);
         seen.registered = isFileSync(`${dir}/session.json`);
       }
-      if (fact === "host") {
-        record ??= await readSessionRecord(root, id);
-        seen.host = await hostEvidence(record, options.panes);
-      }
+      if (fact === "host") return { needsHost: true };
     }
+  }
+}
+
+function begin(root: string, id: string): Assessing {
+  // Plain paths, not sessionPaths(): this runs for every session of a project, thousands of times.
+  const dir = joinPath(root, "sessions", validateName("session id", id));
+  const mark = readFinishedSync(dir);
+  const lifecycle: SessionLifecycle = mark
+    ? { status: mark.word, delivered: mark.word === "scavenged", statusChangedMs: mark.atMs }
+    : { status: readSmallFileSync(`${dir}/status`)?.trim() ?? "" };
+  return { root, id, dir, lifecycle, seen: {} };
+}
+
+/**
+ * {@linkcode assessSession} for a session whose files alone decide (finished, fresh, or without a
+ * registry), synchronously; undefined when its host must be looked at, or its registry read
+ * (`withRecord`). Loops over thousands of sessions call it first: no promise per session.
+ */
+export function assessSessionSync(
+  root: string,
+  id: string,
+  options: AssessOptions,
+): SessionAssessment | undefined {
+  const step = advance(begin(root, id), options);
+  if (!("done" in step)) return undefined;
+  if (options.withRecord && !step.done.finished) return undefined;
+  return step.done;
+}
+
+/**
+ * Judges one session of `root`, reading what the judgement needs: a finished session's mark
+ * alone, else its status, then its heartbeat, and last its registry and host.
+ */
+export async function assessSession(
+  root: string,
+  id: string,
+  options: AssessOptions,
+): Promise<SessionAssessment> {
+  const at = begin(root, id);
+  for (;;) {
+    const step = advance(at, options);
+    if ("done" in step) {
+      if (options.withRecord && !step.done.finished && at.record === undefined) {
+        at.record = await readSessionRecord(root, id);
+        return { ...step.done, record: at.record };
+      }
+      return step.done;
+    }
+    at.record ??= await readSessionRecord(root, id);
+    at.seen.host = await hostEvidence(at.record, options.panes);
   }
 }
