@@ -161,24 +161,19 @@ async function scavenge(
 
 async function tickSession(d: Daemon, root: string, id: string, index: PaneIndex): Promise<void> {
   const now = d.ctx.now();
-  const judged = await assessSession(root, id, {
+  const settings = {
     now,
     staleAfterSeconds: d.staleAfter,
     pruneAfterSeconds: d.config.stale.pruneAfterDays * 86_400,
-    panes: index,
-  });
+  };
+  const judged = await assessSession(root, id, { ...settings, panes: index });
   if (judged.state === "unregistered") return; // no registry, no heartbeat: not a live session
   const base = { root, session: id, heartbeat_age: judged.heartbeatAge };
   const ts = new Date(now).toISOString();
-  for (const action of judged.actions) {
-    if (action.kind === "prune") {
-      const pruned = await pruneSession(root, id, {
-        now,
-        staleAfterSeconds: d.staleAfter,
-        pruneAfterSeconds: d.config.stale.pruneAfterDays * 86_400,
-        waitMs: d.config.hooks.lockWaitMs,
-      });
-      if (!pruned) continue;
+  // The judgement asks for one thing at most: to prune a finished session, or to scavenge.
+  const action = judged.actions[0];
+  if (action?.kind === "prune") {
+    if (await pruneSession(root, id, { ...settings, waitMs: d.config.hooks.lockWaitMs })) {
       await logRecovery(root, {
         ts,
         session: id,
@@ -190,6 +185,7 @@ async function tickSession(d: Daemon, root: string, id: string, index: PaneIndex
       emit(d, { ...base, state: judged.state, action: "prune", reason: action.reason });
       return;
     }
+  } else if (action?.kind === "scavenge") {
     const handoff = await scavenge(d, root, judged, action.reason, now);
     if (handoff === null) {
       emit(d, { ...base, state: "alive", action: "none", reason: "it showed life meanwhile" });

@@ -382,7 +382,7 @@ async function scanLifecycle(
   const prune = judged.actions.find((action) => action.kind === "prune");
   if (prune && prunes.left > 0) {
     prunes.left--;
-    if (await pruneSession(root, survey.id, { ...options, waitMs: options.waitMs })) {
+    if (await pruneSession(root, survey.id, options)) {
       findings.push({
         kind: "session",
         action: "pruned",
