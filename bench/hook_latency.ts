@@ -2,6 +2,8 @@
  * Hook latency as a ratio to the floor: an empty Deno program that reads stdin and writes one
  * file, run with the same flags in the same rounds. Machines here are noisy, so the cases are
  * interleaved (one of each per round) and compared by median; absolute times vary, the ratio holds.
+ * Every run, the floor's too, goes through `/bin/sh -c`, as the client runs hook commands: the hook
+ * then has a new parent on every call, as it has in a real session.
  *
  * @module
  */
@@ -37,9 +39,10 @@ async function timeOnce(
   env: Record<string, string>,
   cwd: string,
 ): Promise<number> {
+  const quote = (word: string) => `'${word.replaceAll("'", "'\\''")}'`;
   const started = performance.now();
-  const child = new Deno.Command(program, {
-    args,
+  const child = new Deno.Command("/bin/sh", {
+    args: ["-c", [program, ...args].map(quote).join(" ")],
     stdin: "piped",
     stdout: "null",
     stderr: "null",

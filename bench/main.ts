@@ -1,7 +1,7 @@
 /**
  * `deno task bench`: lifeline's benchmarks, reported as ratios measured in the same run.
  *
- * Usage: deno task bench [--rounds N] [--only hooks,watch,daemon] [--json]
+ * Usage: deno task bench [--rounds N] [--only hooks,watch,daemon,sessions] [--json]
  *
  * @module
  */
@@ -11,6 +11,7 @@ import { hookInput, transcriptPath } from "../tests/helpers/fixtures.ts";
 import { childEnv } from "../tests/helpers/lifeline.ts";
 import { type LatencyResult, measureHookLatency } from "./hook_latency.ts";
 import { measureScavengeCost } from "./scavenge_cost.ts";
+import { measureSessionsCost, type SessionsCost } from "./sessions_cost.ts";
 import { measureWatchCost, type WatchCost } from "./watch_cost.ts";
 
 const { values } = parseArgs({
@@ -30,6 +31,7 @@ try {
   if (wanted("hooks")) results.hooks = await benchHooks(`${work}/hooks`);
   if (wanted("watch")) results.watch = await benchWatch(`${work}/watch`);
   if (wanted("daemon")) results.daemon = await benchDaemon(`${work}/daemon`);
+  if (wanted("sessions")) results.sessions = await benchSessions(`${work}/sessions`);
   if (values.json) say(JSON.stringify(results));
 } finally {
   await Deno.remove(work, { recursive: true });
@@ -105,7 +107,7 @@ async function benchDaemon(dir: string) {
     say("Stale-session daemon");
     for (const run of cost.runs) {
       say(
-        `  scavenger, ${run.megabytes.toFixed(0)} MB transcript: ${
+        `  scavenger, ${run.megabytes.toFixed(0)} MB transcript (${run.shape}): ${
           run.mbPerSecond.toFixed(0)
         } MB/s, ` +
           `peak RSS ${run.peakRssMiB.toFixed(1)} MiB (at start ${run.baseRssMiB.toFixed(1)}), ` +
@@ -116,6 +118,20 @@ async function benchDaemon(dir: string) {
       `  daemon stale --once over 1000 live sessions: ${cost.tick.withMs.toFixed(0)} ms ` +
         `(${cost.tick.withoutMs.toFixed(0)} ms with none)`,
     );
+  }
+  return cost;
+}
+
+async function benchSessions(dir: string): Promise<SessionsCost> {
+  await Deno.mkdir(dir, { recursive: true });
+  const cost = await measureSessionsCost(dir);
+  if (!values.json) {
+    say(`${cost.sessions} finished sessions (and 20 live ones), median of 5 runs (3 for the tick)`);
+    say(`  lifeline status:        ${cost.statusMs.toFixed(0)} ms`);
+    say(`  lifeline status --json: ${cost.statusJsonMs.toFixed(0)} ms`);
+    say(`  hook crash:             ${cost.hookCrashMs.toFixed(0)} ms`);
+    say(`  daemon stale --once:    ${cost.daemonTickMs.toFixed(0)} ms`);
+    say(`  the tick that prunes them all: ${cost.pruneTickMs.toFixed(0)} ms`);
   }
   return cost;
 }

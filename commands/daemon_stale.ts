@@ -7,24 +7,24 @@
  */
 
 import { CliError, type Context, existingRoot, EXIT } from "../lib/core/cli.ts";
-import { loadConfig } from "../lib/state/config.ts";
+import { type Config, loadConfig } from "../lib/state/config.ts";
 import { integerFlag, parseFlags } from "../lib/core/flags.ts";
 import { joinPath } from "../lib/core/path.ts";
-import { projectPaths, sessionPaths, validateName } from "../lib/state/layout.ts";
-import { judgeSession, type Liveness } from "../lib/sessions/stale_policy.ts";
-import { hostEvidence, type PaneIndex } from "../lib/sessions/liveness.ts";
+import { sessionPaths } from "../lib/state/layout.ts";
+import { assessSession, type PaneIndex, type SessionAssessment } from "../lib/sessions/liveness.ts";
+import { listSessions } from "../lib/sessions/session_list.ts";
+import { pruneSession, removeLeftover } from "../lib/sessions/prune.ts";
 import { logRecovery } from "../lib/state/recovery_log.ts";
+import { logToOwnLog } from "../lib/state/own_log.ts";
 import { renderHandoff, scavengeFile, type TranscriptSummary } from "../lib/sessions/scavenger.ts";
-import { readHeartbeat, type SessionRecord, sessionRecordCodec } from "../lib/sessions/registry.ts";
+import { clearFinished } from "../lib/sessions/registry.ts";
 import { sleep } from "../lib/core/sleep.ts";
 import { ownStateRoot } from "../lib/state/own_log.ts";
 import {
   acquireInstanceLock,
   describeError,
-  readState,
-  readTextHead,
-  RefusedPathError,
   removeFile,
+  withLock,
   writeFileAtomic,
 } from "../lib/state/store.ts";
 
@@ -34,14 +34,20 @@ export const help =
 
 Finds sessions that died silently and rescues what they were doing. Each tick it checks every
 sessions/<id>/ under each root. A session is dead when its heartbeat is older than --stale-after
-seconds and it has lost its host: its tmux pane (from session.json) is gone, or its agent pid is
-dead or now belongs to another program. A fresh heartbeat, or a live pane and pid, is alive.
+seconds and it has lost its host: its agent process (pid and start time, from session.json) is
+dead or now another program, or, with no process to go by, its tmux pane is gone. A fresh
+heartbeat, or a live agent process, is alive; a tmux server that does not answer (no server, a
+removed socket) proves nothing either way.
 
 For a dead session it streams the transcript and writes sessions/<id>/handoffs/scavenged.md:
 facts (cwd, branch, model, times), the last prompts and replies, open todos, files edited,
 unresolved tool errors, the last API error and compactions, with secrets redacted. Then it sets
-sessions/<id>/status to "scavenged". \`lifeline hook crash\` offers the handoff to the next
-session. A scavenged session whose heartbeat comes back is marked alive again.
+sessions/<id>/status to "scavenged", and leaves it so until the session's own heartbeat hook marks
+it alive again. \`lifeline hook crash\` offers the handoff to the next session, once.
+
+Finished sessions (ended, or scavenged with the handoff delivered) idle for longer than
+stale.pruneAfterDays (default 7) are deleted. One session that cannot be checked is logged and
+skipped; the others go on.
 
 Options:
   --root DIR          a project to watch (repeatable; default: .)
@@ -85,19 +91,13 @@ export function parse(args: readonly string[]): DaemonArgs {
   };
 }
 
-async function readStatus(root: string, path: string): Promise<string> {
-  try {
-    return (await readTextHead(path, { root, maxBytes: 64 })).text.trim();
-  } catch (error) {
-    if (error instanceof RefusedPathError) throw error;
-    return "";
-  }
-}
-
 interface Daemon {
   ctx: Context;
   args: DaemonArgs;
+  config: Config;
   staleAfter: number;
+  /** Entries of sessions/ already reported as not sessions, so each is logged once. */
+  reported: Set<string>;
 }
 
 function emit(d: Daemon, fields: Record<string, unknown> & { action: string; reason: string }) {
@@ -110,14 +110,20 @@ function emit(d: Daemon, fields: Record<string, unknown> & { action: string; rea
   }
 }
 
-/** Writes the handoff and the status; returns the handoff's path relative to the root. */
+/**
+ * Writes the handoff and the status; returns the handoff's path relative to the root, or null when
+ * the session is no longer dead once its transcript is read. The transcript is read first, without a
+ * lock; the files are written under the registry's lock, the one the heartbeat hook takes to mark
+ * a session alive again, after checking that nothing changed meanwhile.
+ */
 async function scavenge(
+  d: Daemon,
   root: string,
-  id: string,
-  record: SessionRecord | undefined,
-  liveness: Liveness,
+  judged: SessionAssessment,
+  reason: string,
   now: number,
-): Promise<string> {
+): Promise<string | null> {
+  const { id, record } = judged;
   const paths = sessionPaths(root, id);
   let summary: TranscriptSummary | null = null;
   let problem: string | undefined;
@@ -135,91 +141,117 @@ async function scavenge(
     sessionId: id,
     cwd: record?.cwd ?? null,
     transcriptPath: transcript,
-    cause: liveness.reason,
+    cause: reason,
     rescuedAt: new Date(now).toISOString(),
     ...(problem ? { transcriptProblem: problem } : {}),
   }, summary);
-  await writeFileAtomic(paths.scavenged, markdown, { root });
-  // A new handoff is unread again, even if an earlier one was offered.
-  await removeFile(`${paths.scavenged}.offered`, { root }).catch((error) => {
-    if (!(error instanceof Deno.errors.NotFound)) throw error;
-  });
-  await writeFileAtomic(paths.status, "scavenged\n", { root });
-  return `sessions/${id}/handoffs/scavenged.md`;
+  return await withLock(paths.session, async () => {
+    const again = await assessSession(root, id, {
+      now: d.ctx.now(),
+      staleAfterSeconds: d.staleAfter,
+      panes: new Map(),
+    });
+    if (again.state !== "dead") return null; // it came back, or was rescued by another
+    await clearFinished(root, id); // first: see markFinished
+    await writeFileAtomic(paths.scavenged, markdown, { root });
+    // A new handoff is unread again, even if an earlier one was offered.
+    await removeFile(`${paths.scavenged}.offered`, { root }).catch((error) => {
+      if (!(error instanceof Deno.errors.NotFound)) throw error;
+    });
+    await writeFileAtomic(paths.status, "scavenged\n", { root });
+    return `sessions/${id}/handoffs/scavenged.md`;
+  }, { root, waitMs: d.config.hooks.lockWaitMs });
 }
 
-async function tickRoot(d: Daemon, root: string, index: PaneIndex): Promise<void> {
-  const sessionsDir = projectPaths(root).sessions;
-  const ids: string[] = [];
-  try {
-    for await (const entry of Deno.readDir(sessionsDir)) {
-      if (entry.isDirectory) ids.push(entry.name);
+async function tickSession(d: Daemon, root: string, id: string, index: PaneIndex): Promise<void> {
+  const now = d.ctx.now();
+  const settings = {
+    now,
+    staleAfterSeconds: d.staleAfter,
+    pruneAfterSeconds: d.config.stale.pruneAfterDays * 86_400,
+  };
+  const judged = await assessSession(root, id, { ...settings, panes: index });
+  if (judged.state === "unregistered") return; // no registry, no heartbeat: not a live session
+  const base = { root, session: id, heartbeat_age: judged.heartbeatAge };
+  const ts = new Date(now).toISOString();
+  // The judgement asks for one thing at most: to prune a finished session, or to scavenge.
+  const action = judged.actions[0];
+  if (action?.kind === "prune") {
+    if (await pruneSession(root, id, { ...settings, waitMs: d.config.hooks.lockWaitMs })) {
+      await logRecovery(root, {
+        ts,
+        session: id,
+        kind: "stale_session",
+        action: "pruned",
+        target: `sessions/${id}`,
+        result: action.reason,
+      });
+      emit(d, { ...base, state: judged.state, action: "prune", reason: action.reason });
+      return;
     }
-  } catch {
-    return; // no sessions yet
-  }
-  for (const id of ids.sort()) {
-    if (d.ctx.signal.aborted) return;
-    try {
-      validateName("session id", id);
-    } catch {
-      continue; // not a directory lifeline made
+  } else if (action?.kind === "scavenge") {
+    const handoff = await scavenge(d, root, judged, action.reason, now);
+    if (handoff === null) {
+      emit(d, { ...base, state: "alive", action: "none", reason: "it showed life meanwhile" });
+      return;
     }
-    const paths = sessionPaths(root, id);
-    const registry = await readState(paths.session, sessionRecordCodec, { root });
-    const record = registry.kind === "ok" ? registry.value : undefined;
-    const beat = await readHeartbeat(root, id);
-    if (!record && beat === undefined) continue; // no registry, no heartbeat: not a live session
-    const now = d.ctx.now();
-    const age = beat === undefined ? null : Math.max(0, Math.floor(now / 1000) - beat);
-    const status = await readStatus(root, paths.status);
-    const fresh = age !== null && age <= d.staleAfter;
-    const base = { root, session: id, heartbeat_age: age };
-    if (status === "scavenged") {
-      if (fresh) {
-        await writeFileAtomic(paths.status, "alive\n", { root });
-        await logRecovery(root, {
-          ts: new Date(now).toISOString(),
-          session: id,
-          kind: "stale_session",
-          action: "revived",
-          target: `sessions/${id}`,
-          result: "heartbeat is fresh again; marked alive",
-        });
-        emit(d, {
-          ...base,
-          state: "alive",
-          action: "revive",
-          reason: "its heartbeat is fresh again",
-        });
-      } else {
-        emit(d, { ...base, state: "scavenged", action: "none", reason: "already scavenged" });
-      }
-      continue;
-    }
-    const liveness = fresh
-      ? judgeSession(age, { pane: "unknown", process: "unknown" }, d.staleAfter)
-      : judgeSession(age, await hostEvidence(record, index), d.staleAfter);
-    if (liveness.state !== "dead") {
-      emit(d, { ...base, state: liveness.state, action: "none", reason: liveness.reason });
-      continue;
-    }
-    const handoff = await scavenge(root, id, record, liveness, now);
     await logRecovery(root, {
-      ts: new Date(now).toISOString(),
+      ts,
       session: id,
       kind: "stale_session",
       action: "scavenged",
       target: handoff,
-      result: liveness.reason,
+      result: action.reason,
     });
     emit(d, {
       ...base,
       state: "dead",
       action: "scavenge",
-      reason: `${liveness.reason}; wrote ${handoff}`,
+      reason: `${action.reason}; wrote ${handoff}`,
       handoff,
     });
+    return;
+  }
+  emit(d, { ...base, state: judged.state, action: "none", reason: judged.reason });
+}
+
+async function tickRoot(d: Daemon, root: string, index: PaneIndex): Promise<void> {
+  const listing = listSessions(root);
+  for (const { name, reason } of listing.skipped) {
+    const key = `${root}\0${name}`;
+    if (d.reported.has(key)) continue;
+    d.reported.add(key);
+    await logToOwnLog(d.ctx.env, {
+      command: "daemon stale",
+      message: `sessions/${name} is not a session (${reason}); skipped`,
+      root,
+    });
+  }
+  for (const name of listing.pruning) {
+    await removeLeftover(root, name).catch(() => {});
+  }
+  for (const id of listing.ids) {
+    if (d.ctx.signal.aborted) return;
+    // One session's trouble (an unreadable file, a full disk) is logged; the others go on.
+    try {
+      await tickSession(d, root, id, index);
+    } catch (error) {
+      await logToOwnLog(d.ctx.env, {
+        command: "daemon stale",
+        message: `sessions/${id} could not be checked; skipped`,
+        error,
+        root,
+        session: id,
+      });
+      emit(d, {
+        root,
+        session: id,
+        state: "unknown",
+        heartbeat_age: null,
+        action: "none",
+        reason: `could not be checked: ${describeError(error)}`,
+      });
+    }
   }
 }
 
@@ -246,7 +278,13 @@ export async function run(ctx: Context): Promise<number> {
       `one daemon per set of roots; its lock is ${base}.lock`,
     );
   }
-  const d: Daemon = { ctx, args, staleAfter: args.staleAfterSeconds ?? config.stale.afterSeconds };
+  const d: Daemon = {
+    ctx,
+    args,
+    config,
+    staleAfter: args.staleAfterSeconds ?? config.stale.afterSeconds,
+    reported: new Set(),
+  };
   const intervalMs = (args.intervalSeconds ?? config.stale.intervalSeconds) * 1000;
   try {
     while (!ctx.signal.aborted) {

@@ -9,9 +9,7 @@ import { CliError, type Context, existingRoot, EXIT, UsageError } from "../lib/c
 import { parseFlags } from "../lib/core/flags.ts";
 import { loadConfig } from "../lib/state/config.ts";
 import { InvalidNameError, sessionPaths, validateName } from "../lib/state/layout.ts";
-import { hostEvidence } from "../lib/sessions/liveness.ts";
-import { readHeartbeat, readSessionRecord } from "../lib/sessions/registry.ts";
-import { judgeSession } from "../lib/sessions/stale_policy.ts";
+import { assessSession } from "../lib/sessions/liveness.ts";
 import { pathExists, removeDir } from "../lib/state/store.ts";
 
 export const help = `Usage: lifeline forget <session> [--force] [--root DIR] [--json]
@@ -49,14 +47,12 @@ export async function run(ctx: Context): Promise<number> {
     throw new CliError(`no session "${id}" in ${root}`, "`lifeline status` lists the sessions");
   }
   const config = await loadConfig(ctx.env, root);
-  const record = await readSessionRecord(root, id);
-  const beat = await readHeartbeat(root, id);
-  const age = beat === undefined ? null : Math.max(0, Math.floor(ctx.now() / 1000) - beat);
-  const liveness = judgeSession(
-    age,
-    await hostEvidence(record, new Map()),
-    config.stale.afterSeconds,
-  );
+  const liveness = await assessSession(root, id, {
+    now: ctx.now(),
+    staleAfterSeconds: config.stale.afterSeconds,
+    pruneAfterSeconds: config.stale.pruneAfterDays * 86_400,
+    panes: new Map(),
+  });
   if (liveness.state === "alive" && !values.force) {
     throw new CliError(
       `session ${id} is alive (${liveness.reason}); left it as it is`,

@@ -27,8 +27,12 @@ import { joinPath } from "../lib/core/path.ts";
 import { sessionPaths } from "../lib/state/layout.ts";
 import { gatherAdvice, queueAdvice } from "../lib/advice/pending_advice.ts";
 import { logRecovery } from "../lib/state/recovery_log.ts";
+import { logToOwnLog } from "../lib/state/own_log.ts";
 import { readSessionRecord } from "../lib/sessions/registry.ts";
 import { pathExists, writeFileAtomic } from "../lib/state/store.ts";
+
+/** Finished sessions pruned per session start at most; the daemon prunes the rest. */
+const MAX_PRUNES = 50;
 
 export const help = `Usage: lifeline hook crash [--root DIR] [--background]
 
@@ -43,7 +47,10 @@ crashed sessions left behind and repairs what is stale:
   .working-state/current-plan.md
                           exists: the session is told to read it before anything else
   sessions/*/handoffs/scavenged.md
-                          rescued by \`lifeline daemon stale\`: offered once
+                          rescued by \`lifeline daemon stale\`: offered once, while the session
+                          is still scavenged (not while it is alive again)
+  sessions/*/             finished (ended, or scavenged with the handoff delivered) and idle for
+                          longer than stale.pruneAfterDays (7): deleted, up to ${MAX_PRUNES} per start
 
 Also delivers the session's pending advice, records its model (SessionStart "model") for model
 fallback, and counts API errors found in the transcript that no StopFailure hook recorded.
@@ -86,7 +93,17 @@ export async function handle(request: HookRequest): Promise<HookOutput | null> {
 
   const config = await request.config();
   const waitMs = await request.lockWaitMs();
-  const sessions = surveySessions(root);
+  const { sessions, skipped } = surveySessions(root);
+  if (skipped.length > 0) {
+    await logToOwnLog(ctx.env, {
+      command: "hook crash",
+      message: `skipped entries of sessions/ that are not sessions: ${
+        skipped.slice(0, 5).map((s) => `${JSON.stringify(s.name)} (${s.reason})`).join(", ")
+      }${skipped.length > 5 ? ` and ${skipped.length - 5} more` : ""}`,
+      root,
+      session,
+    });
+  }
   const findings = await scanLeftovers(root, sessions, {
     now,
     loopStaleSeconds: config.crash.loopStaleSeconds,
@@ -94,6 +111,9 @@ export async function handle(request: HookRequest): Promise<HookOutput | null> {
     waitMs,
     hostname: ctx.hostname(),
     sessionId: session,
+    staleAfterSeconds: config.stale.afterSeconds,
+    pruneAfterSeconds: config.stale.pruneAfterDays * 86_400,
+    maxPrunes: MAX_PRUNES,
   });
 
   // A loop of `claude -p` runs starts a new session each time, and its StopFailure hooks are
@@ -140,8 +160,9 @@ export async function handle(request: HookRequest): Promise<HookOutput | null> {
       result: text,
     })),
   );
-  if (findings.length === 0 && advice.length === 0) return null;
-  return contextOutput(input.hook_event_name, contextBlock(findings, advice));
+  const shown = findings.filter((f) => !f.quiet);
+  if (shown.length === 0 && advice.length === 0) return null;
+  return contextOutput(input.hook_event_name, contextBlock(shown, advice));
 }
 
 export function run(ctx: Context): Promise<number> {

@@ -9,16 +9,26 @@
 import type { Context } from "../lib/core/cli.ts";
 import { HOOK_FLAGS_HELP, type HookRequest, runHook } from "../lib/claude/hook_io.ts";
 import { logToOwnLog } from "../lib/state/own_log.ts";
-import { agentProcess, type ProcessInfo } from "../lib/host/proc.ts";
+import { agentProcess } from "../lib/host/proc.ts";
 import { LockTimeoutError } from "../lib/state/store.ts";
-import { recordSighting, type SessionRecord } from "../lib/sessions/registry.ts";
+import {
+  type AgentIdentity,
+  recordSighting,
+  type SessionRecord,
+} from "../lib/sessions/registry.ts";
 
 export const help = `Usage: lifeline hook heartbeat [--root DIR] [--background]
 
 Claude Code hook for PostToolUse (configure it with "async": true). Writes
-sessions/<id>/heartbeat (epoch seconds) and updates sessions/<id>/session.json with the cwd,
-transcript path, tmux pane and socket ($TMUX_PANE, $TMUX), the agent's pid, and when the session
-was first and last seen. Prints nothing.
+sessions/<id>/heartbeat (epoch seconds) and keeps sessions/<id>/session.json current: the cwd,
+transcript path, tmux pane and socket ($TMUX_PANE, $TMUX), the agent's pid and start time (the
+hook's parent, past shells and wrappers such as timeout, env, nice, nohup), and when the session
+was first and last seen (last_seen is refreshed at most once a minute when nothing else changed).
+Prints nothing.
+
+A session that \`lifeline daemon stale\` scavenged, or that had ended, is marked alive again
+(sessions/<id>/status). Also added to SessionEnd, it marks the session ended, so the daemon leaves
+it alone and it is pruned once old.
 
 It always runs as a background hook: it never waits for a lock. When another heartbeat of the
 same session holds session.json, that one is recording the same facts, and this one skips it.
@@ -26,24 +36,26 @@ same session holds session.json, that one is recording the same facts, and this 
 ${HOOK_FLAGS_HELP}`;
 
 /**
- * The agent behind this hook call. Asking `ps` costs a few milliseconds, so the answer is reused
- * while the hook's parent stays the same process (the usual case: the agent runs its hooks
- * directly, or through a shell that execs them).
+ * The agent behind this hook call. The answer is reused while the hook's parent stays the same
+ * process (the usual case: the agent runs its hooks directly, or through a shell that execs them);
+ * otherwise it is looked up again (on Linux, a few reads of `/proc`: no process is spawned). A
+ * record from an earlier version, whose start time is a text, is looked up again and so migrated.
  */
-async function findAgent(
-  known: SessionRecord | undefined,
-  ppid: number,
-): Promise<Pick<ProcessInfo, "pid" | "command" | "started"> | undefined> {
+async function findAgent(known: SessionRecord | undefined, ppid: number): Promise<AgentIdentity> {
   if (
-    known?.hook_parent_pid === ppid && typeof known.agent_pid === "number" && known.agent_started
+    known?.hook_parent_pid === ppid && typeof known.agent_pid === "number" &&
+    typeof known.agent_started === "number"
   ) {
     return {
       pid: known.agent_pid,
       command: known.agent_command ?? "",
-      started: known.agent_started,
+      startedMs: known.agent_started,
+      startId: known.agent_start_id ?? undefined,
     };
   }
-  return await agentProcess(ppid);
+  const agent = await agentProcess(ppid);
+  // Without a way to look processes up (Windows), the parent pid is still worth recording.
+  return agent ?? { pid: ppid, command: "", startedMs: null };
 }
 
 /** Records the sighting; says nothing to the model. */
@@ -67,7 +79,8 @@ export async function handle({ input, root, ctx, lockWaitMs }: HookRequest): Pro
 async function record(
   { input, root, ctx, waitMs }: Pick<HookRequest, "input" | "root" | "ctx"> & { waitMs: number },
 ): Promise<void> {
-  await recordSighting({
+  const now = ctx.now();
+  const { status } = await recordSighting({
     sessionId: input.session_id,
     root,
     event: input.hook_event_name,
@@ -75,10 +88,19 @@ async function record(
     transcriptPath: input.transcript_path,
     env: ctx.env,
     hookParentPid: ctx.ppid,
-    // Without ps (Windows, minimal containers) the parent pid is still worth recording.
-    findAgent: async (known) =>
-      await findAgent(known, ctx.ppid) ?? { pid: ctx.ppid, command: "", started: "" },
-  }, { now: ctx.now(), waitMs });
+    findAgent: (known) => findAgent(known, ctx.ppid),
+  }, { now, waitMs });
+  if (status?.from === "scavenged") {
+    const { logRecovery } = await import("../lib/state/recovery_log.ts"); // rarely needed
+    await logRecovery(root, {
+      ts: new Date(now).toISOString(),
+      session: input.session_id,
+      kind: "stale_session",
+      action: "revived",
+      target: `sessions/${input.session_id}`,
+      result: "its heartbeat hook ran again after it was scavenged; marked alive",
+    });
+  }
 }
 
 export function run(ctx: Context): Promise<number> {

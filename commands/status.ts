@@ -8,27 +8,19 @@ import { type Context, existingRoot, EXIT } from "../lib/core/cli.ts";
 import { loadConfig } from "../lib/state/config.ts";
 import { parseFlags } from "../lib/core/flags.ts";
 import { readKillSwitch } from "../lib/state/kill_switch.ts";
-import { hostEvidence, type PaneIndex } from "../lib/sessions/liveness.ts";
+import { assessSession, assessSessionSync, type PaneIndex } from "../lib/sessions/liveness.ts";
 import { peekAdvice } from "../lib/advice/outbox.ts";
 import { joinPath } from "../lib/core/path.ts";
-import {
-  harnessPaths,
-  killSwitchPath,
-  projectPaths,
-  sessionPaths,
-  stateDir,
-  validateName,
-} from "../lib/state/layout.ts";
-import { judgeSession } from "../lib/sessions/stale_policy.ts";
+import { harnessPaths, killSwitchPath, sessionPaths, stateDir } from "../lib/state/layout.ts";
 import { watchStateCodec } from "../lib/watch/state.ts";
-import { readHeartbeat, readSessionRecord } from "../lib/sessions/registry.ts";
 import {
+  describeError,
   listNames,
   numberCodec,
   readState,
   readStateText,
-  readTextHead,
 } from "../lib/state/store.ts";
+import { listSessions } from "../lib/sessions/session_list.ts";
 
 export const help = `Usage: lifeline status [--root DIR] [--json]
 
@@ -46,6 +38,9 @@ Options:
   --json       everything as one JSON object
   -h, --help`;
 
+/** Where {@linkcode gatherStatus} puts what the table needs beyond the JSON. */
+const FINISHED = Symbol("finished sessions");
+
 /** Everything `status` reports. */
 export async function gatherStatus(ctx: Context, root: string) {
   const config = await loadConfig(ctx.env, root);
@@ -54,40 +49,48 @@ export async function gatherStatus(ctx: Context, root: string) {
   const sessions = [];
   const tools = [];
   const outbox = [];
-  for (const id of await listNames(projectPaths(root).sessions)) {
+  const finished = new Set<string>();
+  for (const id of listSessions(root).ids) {
+    let judged;
     try {
-      validateName("session id", id);
-    } catch {
-      continue;
-    }
-    const paths = sessionPaths(root, id);
-    const record = await readSessionRecord(root, id);
-    const beat = await readHeartbeat(root, id);
-    if (record || beat !== undefined) {
-      const age = beat === undefined ? null : Math.max(0, Math.floor(now / 1000) - beat);
-      const status = (await readTextHead(paths.status, { root, maxBytes: 64 })
-        .then((head) => head.text, () => "")).trim();
-      const fresh = age !== null && age <= config.stale.afterSeconds;
-      const judged = status === "scavenged" && !fresh
-        ? { state: "scavenged", reason: "its handoff is in handoffs/scavenged.md" }
-        : judgeSession(
-          age,
-          fresh ? { pane: "unknown", process: "unknown" } : await hostEvidence(record, index),
-          config.stale.afterSeconds,
-        );
+      const options = {
+        now,
+        staleAfterSeconds: config.stale.afterSeconds,
+        panes: index,
+        withRecord: true,
+      };
+      judged = assessSessionSync(root, id, options) ?? await assessSession(root, id, options);
+    } catch (error) {
       sessions.push({
         id,
-        heartbeat_age: age,
+        heartbeat_age: null,
+        state: "unknown",
+        pane: null,
+        reason: `could not be read: ${describeError(error)}`,
+      });
+      continue;
+    }
+    if (judged.state !== "unregistered") {
+      sessions.push({
+        id,
+        heartbeat_age: judged.heartbeatAge,
         state: judged.state,
-        pane: record?.tmux_pane ?? null,
+        pane: judged.record?.tmux_pane ?? null,
         reason: judged.reason,
       });
     }
+    // A finished session's counters and advice will never be read again.
+    if (judged.finished) {
+      finished.add(id);
+      continue;
+    }
+    const paths = sessionPaths(root, id);
     for (const name of await listNames(paths.dir)) {
       const tool = /^fail-count-(.+)\.txt$/.exec(name)?.[1];
       if (!tool) continue;
-      const count = await readState(joinPath(paths.dir, name), numberCodec, { root });
-      if (count.kind === "ok" && count.value >= config.toolFallback.threshold) {
+      const count = await readState(joinPath(paths.dir, name), numberCodec, { root })
+        .catch(() => undefined);
+      if (count?.kind === "ok" && count.value >= config.toolFallback.threshold) {
         tools.push({ session: id, tool, failures: count.value });
       }
     }
@@ -145,6 +148,8 @@ export async function gatherStatus(ctx: Context, root: string) {
     breakers,
     tools_over_threshold: tools,
     outbox,
+    /** Not printed with --json: the finished sessions, which the table counts instead of listing. */
+    [FINISHED]: { ids: finished, pruneAfterDays: config.stale.pruneAfterDays },
   };
 }
 
@@ -171,12 +176,23 @@ export async function run(ctx: Context): Promise<number> {
   const out = (line: string) => ctx.out.line(line);
   out(`lifeline status for ${root}`);
   out(`self-heal: ${s.kill_switch.state} (${s.kill_switch.path})`);
-  out(s.sessions.length === 0 ? "sessions: none" : "sessions:");
-  if (s.sessions.length > 0) {
-    table([
-      ["id", "heartbeat", "state", "pane"],
-      ...s.sessions.map((x) => [x.id, age(x.heartbeat_age), x.state, x.pane ?? "-"]),
-    ]).forEach(out);
+  const { ids: finished, pruneAfterDays } = s[FINISHED];
+  const listed = s.sessions.filter((x) => !finished.has(x.id));
+  out(listed.length === 0 ? "sessions: none" : "sessions:");
+  if (listed.length > 0) {
+    // One write for the table: a project can hold thousands of sessions.
+    out(
+      table([
+        ["id", "heartbeat", "state", "pane"],
+        ...listed.map((x) => [x.id, age(x.heartbeat_age), x.state, x.pane ?? "-"]),
+      ]).join("\n"),
+    );
+  }
+  if (finished.size > 0) {
+    out(
+      `finished sessions: ${finished.size} (ended, or scavenged with the handoff delivered; ` +
+        `deleted after ${pruneAfterDays} days idle; --json lists them)`,
+    );
   }
   out(s.watched_panes.length === 0 ? "watched panes: none" : "watched panes:");
   if (s.watched_panes.length > 0) {

@@ -8,6 +8,7 @@
 import { hookInput, transcriptPath } from "../tests/helpers/fixtures.ts";
 import { agentScreen } from "../tests/helpers/screens.ts";
 import { withTmux } from "../tests/helpers/tmux_harness.ts";
+import { startHookAgent } from "../tests/helpers/hook_agent_process.ts";
 import type { DemoPlace } from "./hooks.ts";
 import { expect, heading, lifeline, say, show, step } from "./narrate.ts";
 
@@ -25,14 +26,17 @@ export async function demoDaemon({ project, env }: DemoPlace, scratch: string): 
       cwd: project,
       transcript_path: transcript,
     };
-    await lifeline(["hook", "heartbeat"], {
-      stdin: JSON.stringify(tool),
-      env: { ...env, TMUX_PANE: pane.id, TMUX: `${await tmux.socketPath()},1,0` },
-      quiet: true,
+    // The agent: a process that runs its hook through `sh -c`, as Claude Code does.
+    say("  $ lifeline hook heartbeat < input.json   (run by the agent in the pane)");
+    const agent = await startHookAgent(scratch, JSON.stringify(tool), {
+      ...env,
+      TMUX_PANE: pane.id,
+      TMUX: `${await tmux.socketPath()},1,0`,
     });
     const sessionDir = `${project}/sessions/${tool.session_id}`;
-    step("Its pane is killed, and its heartbeat is 15 minutes old");
+    step("Its pane is killed with the agent in it, and its heartbeat is 15 minutes old");
     await tmux.killPane(pane);
+    await agent.stop();
     await Deno.writeTextFile(`${sessionDir}/heartbeat`, `${Math.floor(Date.now() / 1000) - 900}\n`);
     await lifeline(["daemon", "stale", "--once", "--root", project], { env });
     const handoff = await Deno.readTextFile(`${sessionDir}/handoffs/scavenged.md`);

@@ -2,6 +2,8 @@ import assert from "node:assert/strict";
 import { hookInput } from "./helpers/fixtures.ts";
 import { ownLogLines, runLifeline } from "./helpers/lifeline.ts";
 import { listDir, withTempDir } from "./helpers/temp.ts";
+import { startHookAgent } from "./helpers/hook_agent_process.ts";
+import { registeredPanes } from "../lib/watch/records.ts";
 
 async function heartbeat(dir: string, input: Record<string, unknown>, env = {}) {
   await Deno.mkdir(`${dir}/project`, { recursive: true });
@@ -41,7 +43,9 @@ Deno.test("hook heartbeat writes epoch seconds and the session registry, and pri
       // This test process runs the hook, so it is the agent.
       assert.equal(record.agent_pid, Deno.pid);
       assert.equal(record.agent_command, "deno");
-      assert.match(record.agent_started, /\d{4}$/);
+      // A number (epoch ms), the same whatever the time zone: this process started before it.
+      assert.equal(typeof record.agent_started, "number");
+      assert.ok(record.agent_started <= Date.now() - performance.now() + 1000);
     }
   });
 });
@@ -104,5 +108,94 @@ Deno.test("a path-traversal session id writes nothing anywhere, exits 0 and logs
     const log = await ownLogLines(`${dir}/home`);
     assert.equal(log.length, 4);
     assert.match(String(log[0]!.message), /Invalid session id "..\/..\/escaped"/);
+  });
+});
+
+Deno.test("on SessionEnd the session is ended (and marked finished); its next tool call brings it back", async () => {
+  await withTempDir(async (dir) => {
+    const input = await hookInput("hh-tool-ok", "PostToolUse");
+    const sessionDir = `${dir}/project/sessions/${input.session_id}`;
+    await heartbeat(dir, input);
+    await heartbeat(dir, { ...input, hook_event_name: "SessionEnd", reason: "prompt_input_exit" });
+    assert.equal(await Deno.readTextFile(`${sessionDir}/status`), "ended\n");
+    assert.equal(await Deno.readTextFile(`${sessionDir}/finished`), "ended\n");
+    // The daemon leaves an ended session alone, however old its heartbeat.
+    await Deno.writeTextFile(`${sessionDir}/heartbeat`, `${Math.floor(Date.now() / 1000) - 900}\n`);
+    const tick = await runLifeline(
+      ["daemon", "stale", "--once", "--json", "--root", `${dir}/project`],
+      { env: { HOME: `${dir}/home` } },
+    );
+    const line = JSON.parse(tick.stdout.trim());
+    assert.deepEqual([line.state, line.action], ["ended", "none"]);
+
+    await heartbeat(dir, input); // resumed
+    assert.equal(await Deno.readTextFile(`${sessionDir}/status`), "alive\n");
+    await assert.rejects(Deno.lstat(`${sessionDir}/finished`), Deno.errors.NotFound);
+  });
+});
+
+Deno.test({
+  name: "the hot path: no ps spawned per call, session.json left alone when nothing changed",
+  ignore: Deno.build.os !== "linux",
+  async fn() {
+    await withTempDir(async (dir) => {
+      // A ps that says it ran, then does what ps does.
+      const realPs = new TextDecoder().decode(
+        (await new Deno.Command("sh", { args: ["-c", "command -v ps"] }).output()).stdout,
+      ).trim();
+      await Deno.mkdir(`${dir}/bin`, { recursive: true });
+      await Deno.writeTextFile(
+        `${dir}/bin/ps`,
+        `#!/bin/sh\necho "$@" >> '${dir}/ps.calls'\nexec '${realPs}' "$@"\n`,
+        { mode: 0o755 },
+      );
+      const input = await hookInput("hh-tool-ok", "PostToolUse");
+      // Through `sh -c`, as the client runs hooks: every call has a new parent.
+      const agent = await startHookAgent(
+        dir,
+        JSON.stringify({ ...input, cwd: `${dir}/project` }),
+        { HOME: `${dir}/home` },
+      );
+      try {
+        const path = `${dir}/project/sessions/${input.session_id}/session.json`;
+        const first = await Deno.stat(path);
+        await agent.again();
+        await agent.again();
+        const record = JSON.parse(await Deno.readTextFile(path));
+        assert.equal(record.agent_pid, agent.pid);
+        assert.equal(
+          await Deno.readTextFile(`${dir}/ps.calls`).catch(() => ""),
+          "",
+          "ps was spawned",
+        );
+        const later = await Deno.stat(path);
+        assert.equal(later.ino, first.ino, "session.json was not rewritten");
+      } finally {
+        await agent.stop();
+      }
+    });
+  },
+});
+
+Deno.test("the registry says which tmux pane of which server each session runs in", async () => {
+  await withTempDir(async (dir) => {
+    const input = await hookInput("hh-tool-ok", "PostToolUse");
+    const pane = (id: string, tmuxPane: string, socket: string) =>
+      heartbeat(dir, { ...input, session_id: id }, { TMUX_PANE: tmuxPane, TMUX: `${socket},1,0` });
+    await pane("on-a", "%3", "/tmp/tmux-1000/a");
+    await pane("on-b", "%3", "/tmp/tmux-1000/b");
+    await pane("other", "%4", "/tmp/tmux-1000/a");
+    await Deno.mkdir(`${dir}/project/sessions/not a session`);
+    const panes = await registeredPanes([`${dir}/project`]);
+    assert.deepEqual(
+      panes.map((
+        { root, record },
+      ) => [root, record.session_id, record.tmux_socket, record.tmux_pane]),
+      [
+        [`${dir}/project`, "on-a", "/tmp/tmux-1000/a", "%3"],
+        [`${dir}/project`, "on-b", "/tmp/tmux-1000/b", "%3"],
+        [`${dir}/project`, "other", "/tmp/tmux-1000/a", "%4"],
+      ],
+    );
   });
 });

@@ -7,10 +7,12 @@ import { buildBundle } from "../tools/vendor_zod.ts";
 import { lifelinePermissionFlags, REPO_DIR } from "./helpers/lifeline.ts";
 
 function allowFlags(commandLine: string): string[] {
-  return commandLine.split(/\s+/).filter((word) => word.startsWith("--allow-"));
+  return commandLine.split(/\s+/).filter((word) =>
+    word.startsWith("--allow-") || word.startsWith("--v8-flags=")
+  );
 }
 
-Deno.test("the compile and install tasks and the release workflow use the lifeline task's permission flags", async () => {
+Deno.test("the compile and install tasks and the release workflow use the lifeline task's runtime flags", async () => {
   const flags = lifelinePermissionFlags();
   assert.ok(flags.length > 0);
   assert.deepEqual(allowFlags(manifest.tasks.compile), flags);

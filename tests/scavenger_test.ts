@@ -213,3 +213,163 @@ Deno.test("memory stays bounded: only the last few of each kind are kept", () =>
   assert.equal(summary.files.length, 100);
   assert.equal(summary.files.at(-1), "/f9999");
 });
+
+/** One sample of each credential family the handoff must never show, with the secret in it. */
+const CREDENTIALS: Record<string, { text: string; secret: string }> = {
+  "DB_PASSWORD=": { text: "export DB_PASSWORD=pg-Secret-42", secret: "pg-Secret-42" },
+  "MY_API_KEY=": { text: "MY_API_KEY=myk3y-0123456789 npm start", secret: "myk3y-0123456789" },
+  "AWS_SECRET_ACCESS_KEY=": {
+    text: "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    secret: "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+  },
+  'JSON "password"': {
+    text: '{"user": "admin", "password": "c0rrect-h0rse"}',
+    secret: "c0rrect-h0rse",
+  },
+  "Authorization: Bearer": {
+    text: 'curl -H "Authorization: Bearer eyBearerToken.abc123xyz" https://api',
+    secret: "eyBearerToken.abc123xyz",
+  },
+  "Authorization: Basic": {
+    text: "Authorization: Basic YWRtaW46cGdwYXNzMTIz",
+    secret: "YWRtaW46cGdwYXNzMTIz",
+  },
+  "password in a URL": {
+    text: "DATABASE_URL is postgres://admin:pgpass@db.internal:5432/shop",
+    secret: "pgpass",
+  },
+  "gho_ token": {
+    text: "gh auth login gho_16C7e42F292c6912E7710c838347Ae178B4a",
+    secret: "gho_16C7e42F292c6912E7710c838347Ae178B4a",
+  },
+  "npm_ token": {
+    text: "//registry.npmjs.org/:_authToken npm_abcdefghijklmnopqrstuvwxyz0123456789",
+    secret: "npm_abcdefghijklmnopqrstuvwxyz0123456789",
+  },
+  "ghp_ token": {
+    text: "token ghp_1234567890abcdefghijABCDEFGHIJ0000",
+    secret: "ghp_1234567890abcdefghijABCDEFGHIJ0000",
+  },
+  "github_pat_": {
+    text: "github_pat_11ABCDEFG0123456789_abcdefghijklmnop",
+    secret: "github_pat_11ABCDEFG0123456789_abcdefghijklmnop",
+  },
+  "GitLab glpat-": { text: "glpat-abcdefghij0123456789", secret: "glpat-abcdefghij0123456789" },
+  "Anthropic sk-ant-": {
+    text: "ANTHROPIC=sk-ant-api03-Zx9QvLm2Pp0aBcDeFgHiJkLmNoPqRsTuVwXyZ",
+    secret: "sk-ant-api03-Zx9QvLm2Pp0aBcDeFgHiJkLmNoPqRsTuVwXyZ",
+  },
+  "OpenAI sk-proj-": {
+    text: "sk-proj-AbCdEfGhIjKlMnOpQrStUvWx",
+    secret: "sk-proj-AbCdEfGhIjKlMnOpQrStUvWx",
+  },
+  "AWS access key id": { text: "AKIAIOSFODNN7EXAMPLE", secret: "AKIAIOSFODNN7EXAMPLE" },
+  "Slack xoxb-": {
+    text: "xoxb-123456789012-abcdefghijkl",
+    secret: "xoxb-123456789012-abcdefghijkl",
+  },
+  "Stripe sk_live_": {
+    text: "sk_live_4eC39HqLyjWDarjtT1zdp7dc",
+    secret: "sk_live_4eC39HqLyjWDarjtT1zdp7dc",
+  },
+  "Google AIza": {
+    text: "key=AIzaSyA-1234567890abcdefghijklmnopqrstu",
+    secret: "AIzaSyA-1234567890abcdefghijklmnopqrstu",
+  },
+  "Hugging Face hf_": {
+    text: "hf_abcdefghijklmnopqrstuvwxyzABCDEFGH",
+    secret: "hf_abcdefghijklmnopqrstuvwxyzABCDEFGH",
+  },
+  "a JWT": {
+    text: "cookie eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N",
+    secret: "eyJzdWIiOiIxMjM0NTY3ODkwIn0",
+  },
+  "a private key longer than the clip length": {
+    text: `here is the key\n-----BEGIN OPENSSH PRIVATE KEY-----\n${
+      "b3BlbnNzaC1rZXktdjEAAAAA".repeat(150)
+    }\n-----END OPENSSH PRIVATE KEY-----\nthanks`,
+    secret: "b3BlbnNzaC1rZXktdjEAAAAA",
+  },
+  "a private key cut off before its END": {
+    text: `-----BEGIN RSA PRIVATE KEY-----\n${"MIIEowIBAAKCAQEA".repeat(2000)}`,
+    secret: "MIIEowIBAAKCAQEA",
+  },
+};
+
+Deno.test("every credential family is redacted before clipping, wherever it appears", async (t) => {
+  for (const [name, { text, secret }] of Object.entries(CREDENTIALS)) {
+    await t.step(name, () => {
+      const scavenger = new Scavenger();
+      scavenger.addRow({ type: "user", timestamp: "t", message: { content: text } });
+      scavenger.addRow({
+        type: "assistant",
+        timestamp: "t",
+        message: {
+          id: "m1",
+          content: [
+            { type: "text", text: `Noted: ${text}` },
+            { type: "tool_use", id: "c1", name: "Bash", input: { command: `echo ${text}` } },
+          ],
+        },
+      });
+      scavenger.addRow({
+        type: "user",
+        timestamp: "t",
+        message: {
+          content: [{ type: "tool_result", tool_use_id: "c1", is_error: true, content: text }],
+        },
+      });
+      const handoff = renderHandoff(FACTS, scavenger.summary());
+      assert.ok(!handoff.includes(secret), `leaked ${secret} in:\n${handoff}`);
+      assert.match(handoff, /\[redacted\]/);
+    });
+  }
+});
+
+Deno.test("redaction is linear: 1 MB of adversarial text takes well under 100 ms", () => {
+  const size = 1 << 20;
+  const fill = (unit: string) => unit.repeat(Math.ceil(size / unit.length));
+  const inputs = [
+    fill("password"),
+    fill("DB_PASSWORD="),
+    "token" + " ".repeat(size),
+    fill("ab://c:"),
+    fill("-----BEGIN "),
+    fill("-----BEGIN PRIVATE KEY-----"),
+    "eyJ" + "a".repeat(size),
+    fill("eyJaaaaaaaaa."),
+    fill("Bearer "),
+    fill("authorization: "),
+    'password="' + "x".repeat(size),
+    "api_key" + "_".repeat(size),
+    fill("sk-"),
+  ];
+  for (const input of inputs) {
+    const times = [0, 1, 2].map(() => {
+      const started = performance.now();
+      redact(input);
+      return performance.now() - started;
+    }).sort((a, b) => a - b);
+    assert.ok(times[1]! < 100, `${JSON.stringify(input.slice(0, 20))}…: ${times[1]} ms`);
+  }
+});
+
+Deno.test("a pending tool call keeps a few hundred bytes, not its input", async () => {
+  // 300 Write calls of 200 KB with no results: a session killed mid-write.
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--quiet",
+      "--v8-flags=--expose-gc",
+      "--allow-read",
+      `${REPO_DIR}/tests/helpers/scavenger_memory.ts`,
+      "300",
+      "200000",
+    ],
+    stdout: "piped",
+  }).output();
+  assert.ok(out.success);
+  const { retained, files } = JSON.parse(new TextDecoder().decode(out.stdout));
+  assert.equal(files, 100);
+  assert.ok(retained < 8 << 20, `retained ${(retained / (1 << 20)).toFixed(1)} MiB`);
+});

@@ -2,14 +2,15 @@
  * Process identity: is a pid alive, and is it still the same program? A pid alone is not enough,
  * because pids are reused; the start time makes the identity unique.
  *
- * The answers come from `ps`, on Linux too: Deno lets a program read another process's `/proc`
- * entries only with `--allow-all`, which lifeline does not ask for. Where `ps` is missing
- * (Windows, minimal containers) the answer is "unknown", and callers stay on the safe side.
+ * Start times are numbers, never text: `ps -o lstart` prints the local time of whoever runs it,
+ * so an agent under `TZ=Asia/Tokyo` and a daemon under UTC would disagree about the same process.
+ * On Linux the answers come from `/proc/<pid>/stat` (the binary runs with `--allow-all`, the only
+ * way Deno lets a program read `/proc`), with no process spawned; elsewhere from `ps` run in UTC.
+ * Where neither works (Windows, minimal containers) the answer is "unknown", and callers stay on
+ * the safe side.
  *
  * @module
  */
-
-import { runProgram } from "./process.ts";
 
 /** A running process. */
 export interface ProcessInfo {
@@ -17,23 +18,131 @@ export interface ProcessInfo {
   ppid: number;
   /** The program's short name (`comm`), e.g. `claude`, `node`, `bash`. */
   command: string;
-  /** When it started (`ps` lstart); compared for equality only. */
-  started: string;
+  /** When it started, in epoch milliseconds. */
+  startedMs: number;
+  /**
+   * Linux only: `<boot id>/<clock ticks since boot>`, an exact identity that a wall-clock step
+   * (NTP, a resumed VM) cannot shift the way it shifts `startedMs`.
+   */
+  startId?: string;
 }
 
-/** What `ps` says about a pid. */
+/** What can be found out about a pid. */
 export type ProcessLookup =
   | { kind: "running"; info: ProcessInfo }
   | { kind: "gone" }
   | { kind: "unknown" };
 
-/** Looks a process up with `ps`. */
-export async function lookupProcess(pid: number): Promise<ProcessLookup> {
-  if (!Number.isSafeInteger(pid) || pid <= 0) return { kind: "gone" };
-  if (Deno.build.os === "windows") return { kind: "unknown" };
+/**
+ * Clock ticks per second of `/proc/<pid>/stat` (`sysconf(_SC_CLK_TCK)`). Deno cannot call
+ * sysconf; the kernel fixes USER_HZ at 100 on every architecture Deno runs on.
+ */
+const CLOCK_TICKS_PER_SECOND = 100;
+
+let bootFacts: Promise<{ btimeMs: number; bootId: string } | undefined> | undefined;
+
+/** The boot time (`btime` in `/proc/stat`) and boot id, read once per process. */
+function linuxBoot(): Promise<{ btimeMs: number; bootId: string } | undefined> {
+  bootFacts ??= (async () => {
+    try {
+      const [stat, bootId] = await Promise.all([
+        Deno.readTextFile("/proc/stat"),
+        Deno.readTextFile("/proc/sys/kernel/random/boot_id"),
+      ]);
+      const btime = /^btime (\d+)$/m.exec(stat)?.[1];
+      return btime ? { btimeMs: Number(btime) * 1000, bootId: bootId.trim() } : undefined;
+    } catch {
+      return undefined;
+    }
+  })();
+  return bootFacts;
+}
+
+/**
+ * Parses `/proc/<pid>/stat`. The name (field 2) is in parentheses and may itself hold spaces and
+ * parentheses, so the fields after it are counted from the last `)`.
+ */
+export function parseProcStat(
+  text: string,
+  boot: { btimeMs: number; bootId: string },
+): (ProcessInfo & { state: string }) | undefined {
+  const open = text.indexOf("(");
+  const close = text.lastIndexOf(")");
+  if (open < 0 || close < open) return undefined;
+  const pid = Number(text.slice(0, open).trim());
+  const fields = text.slice(close + 2).split(" ");
+  // fields[0] is field 3 (state), fields[1] field 4 (ppid), fields[19] field 22 (starttime).
+  const ppid = Number(fields[1]);
+  const ticks = Number(fields[19]);
+  if (!Number.isSafeInteger(pid) || !Number.isSafeInteger(ppid) || !Number.isSafeInteger(ticks)) {
+    return undefined;
+  }
+  return {
+    pid,
+    ppid,
+    command: text.slice(open + 1, close),
+    state: fields[0] ?? "",
+    startedMs: boot.btimeMs + Math.round(ticks * 1000 / CLOCK_TICKS_PER_SECOND),
+    startId: `${boot.bootId}/${ticks}`,
+  };
+}
+
+async function lookupLinux(pid: number): Promise<ProcessLookup | undefined> {
+  const boot = await linuxBoot();
+  if (!boot) return undefined;
+  let text: string;
+  try {
+    text = await Deno.readTextFile(`/proc/${pid}/stat`);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return { kind: "gone" };
+    return undefined; // /proc not readable here: ask ps
+  }
+  const parsed = parseProcStat(text, boot);
+  if (!parsed) return undefined;
+  // A zombie has exited; only its parent has not collected it yet.
+  if (parsed.state === "Z" || parsed.state === "X") return { kind: "gone" };
+  const { state: _, ...info } = parsed;
+  return { kind: "running", info };
+}
+
+const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+
+/**
+ * An `lstart` time (`Mon Nov 30 17:01:15 2026`) read as UTC wall-clock time, in epoch ms; NaN when
+ * it is not one.
+ */
+export function lstartAsUtc(text: string): number {
+  const match = /^\w{3} +(\w{3}) +(\d{1,2}) +(\d{1,2}):(\d{2}):(\d{2}) +(\d{4})$/.exec(text.trim());
+  const month = match ? MONTHS.indexOf(match[1]!) : -1;
+  if (!match || month < 0) return NaN;
+  const [, , day, hours, minutes, seconds, year] = match.map(Number) as number[];
+  return Date.UTC(year!, month, day!, hours!, minutes!, seconds!);
+}
+
+/** Parses `ps -o ppid=,lstart=,comm=` output run under `TZ=UTC`, e.g. ` 123 Mon Nov 30 17:01:15 2026 claude`. */
+export function parsePsLine(pid: number, line: string): ProcessInfo | undefined {
+  const match = /^\s*(\d+)\s+(\w{3}\s+\w{3}\s+\d+\s+[\d:]+\s+\d{4})\s+(.+?)\s*$/.exec(line);
+  if (!match) return undefined;
+  const startedMs = lstartAsUtc(match[2]!.replace(/\s+/g, " "));
+  if (Number.isNaN(startedMs)) return undefined;
+  const path = match[3]!;
+  return {
+    pid,
+    ppid: Number(match[1]),
+    command: path.slice(path.lastIndexOf("/") + 1), // macOS prints the full path
+    startedMs,
+  };
+}
+
+async function lookupPs(pid: number): Promise<ProcessLookup> {
   let result;
   try {
-    result = await runProgram("ps", ["-o", "ppid=,lstart=,comm=", "-p", String(pid)]);
+    // Loaded here: on Linux no hook needs it, and every module costs start-up time.
+    const { runProgram } = await import("./process.ts");
+    // UTC and the C locale: the start time is then the same text whoever runs ps, and parseable.
+    result = await runProgram("ps", ["-o", "ppid=,lstart=,comm=", "-p", String(pid)], {
+      env: { TZ: "UTC", LC_ALL: "C" },
+    });
   } catch {
     return { kind: "unknown" }; // no ps
   }
@@ -43,31 +152,63 @@ export async function lookupProcess(pid: number): Promise<ProcessLookup> {
   return info ? { kind: "running", info } : { kind: "unknown" };
 }
 
-/** Parses `ps -o ppid=,lstart=,comm=` output, e.g. ` 123 Mon Nov 30 17:01:15 2026 claude`. */
-export function parsePsLine(pid: number, line: string): ProcessInfo | undefined {
-  const match = /^\s*(\d+)\s+(\w{3}\s+\w{3}\s+\d+\s+[\d:]+\s+\d{4})\s+(.+?)\s*$/.exec(line);
-  if (!match) return undefined;
-  const path = match[3]!;
-  return {
-    pid,
-    ppid: Number(match[1]),
-    command: path.slice(path.lastIndexOf("/") + 1), // macOS prints the full path
-    started: match[2]!.replace(/\s+/g, " "),
-  };
+/** Looks a process up: `/proc` on Linux, `ps` elsewhere (or when `/proc` cannot be read). */
+export async function lookupProcess(pid: number): Promise<ProcessLookup> {
+  if (!Number.isSafeInteger(pid) || pid <= 0) return { kind: "gone" };
+  if (Deno.build.os === "windows") return { kind: "unknown" };
+  if (Deno.build.os === "linux") {
+    const found = await lookupLinux(pid);
+    if (found) return found;
+  }
+  return await lookupPs(pid);
 }
 
-/** Shells that may sit between the agent and its hook (`sh -c "lifeline hook …"`). */
-const SHELLS = new Set(["sh", "bash", "dash", "zsh", "fish", "ksh", "busybox"]);
+/**
+ * Programs that may sit between the agent and its hook and are not the agent: the shell that runs
+ * the hook command (`sh -c "lifeline hook …"`), and wrappers a user puts in front of it
+ * (`timeout 60 lifeline hook heartbeat`). Those that exec their command leave no trace; those that
+ * stay as the parent (`timeout`, a shell with more to do) are walked past.
+ */
+const WRAPPERS = new Set([
+  "sh",
+  "bash",
+  "dash",
+  "zsh",
+  "fish",
+  "ksh",
+  "mksh",
+  "tcsh",
+  "csh",
+  "busybox",
+  "timeout",
+  "env",
+  "nice",
+  "nohup",
+  "stdbuf",
+  "setsid",
+  "ionice",
+  "chrt",
+  "taskset",
+  "time",
+  "flock",
+]);
+
+/** How far up the walk goes before it settles for what it has. */
+const MAX_WRAPPER_HOPS = 8;
 
 /**
- * The agent that ran a hook: the hook's parent, or, when that is a shell, the nearest ancestor
- * that is not. The shell that ran the hook command exits with it; the agent lives on.
+ * The agent that ran a hook: the hook's parent, or, when that is a shell or a wrapper, the nearest
+ * ancestor that is neither. The shell or wrapper exits with the hook; the agent lives on.
  */
 export async function agentProcess(ppid: number): Promise<ProcessInfo | undefined> {
   const first = await lookupProcess(ppid);
   if (first.kind !== "running") return undefined;
   let info = first.info;
-  for (let hops = 0; SHELLS.has(info.command) && info.ppid > 1 && hops < 4; hops++) {
+  for (
+    let hops = 0;
+    WRAPPERS.has(info.command) && info.ppid > 1 && hops < MAX_WRAPPER_HOPS;
+    hops++
+  ) {
     const parent = await lookupProcess(info.ppid);
     if (parent.kind !== "running") break;
     info = parent.info;
@@ -75,30 +216,52 @@ export async function agentProcess(ppid: number): Promise<ProcessInfo | undefine
   return info;
 }
 
+/** A recorded process identity, as `session.json` keeps it. */
+export interface RecordedProcess {
+  pid: number;
+  /** Epoch ms; or, in records written by earlier versions, a `ps -o lstart` text in an unknown zone. */
+  started?: number | string | null | undefined;
+  startId?: string | null | undefined;
+}
+
+/** Start times this close are the same process: `ps` reports whole seconds. */
+const START_TOLERANCE_MS = 2000;
+
+/**
+ * Whether a legacy `lstart` text names the same start as `startedMs`. The text is local time in
+ * the zone of the hook that wrote it, which was not recorded; every zone's offset is a multiple of
+ * 15 minutes within ±14 hours, so the text matches when it is `startedMs` shifted by such an
+ * offset. A live agent is then never taken for a reused pid whatever its zone was.
+ */
+function legacyStartMatches(lstart: string, startedMs: number): boolean {
+  const wall = lstartAsUtc(lstart);
+  if (Number.isNaN(wall)) return true; // unreadable: no evidence of reuse
+  const offset = wall - Math.floor(startedMs / 1000) * 1000;
+  if (Math.abs(offset) > 14 * 3600_000 + START_TOLERANCE_MS) return false;
+  const quarter = 15 * 60_000;
+  const off = Math.abs(offset - Math.round(offset / quarter) * quarter);
+  return off <= START_TOLERANCE_MS;
+}
+
+/** Whether `info` is the process that was recorded (same pid assumed). */
+export function sameProcess(recorded: RecordedProcess, info: ProcessInfo): boolean {
+  if (recorded.startId && info.startId) return recorded.startId === info.startId;
+  if (typeof recorded.started === "number") {
+    return Math.abs(recorded.started - info.startedMs) <= START_TOLERANCE_MS;
+  }
+  if (typeof recorded.started === "string" && recorded.started !== "") {
+    return legacyStartMatches(recorded.started, info.startedMs);
+  }
+  return true; // nothing recorded to compare
+}
+
 /** Whether the process recorded earlier still runs as the same program. */
 export async function recordedProcessState(
-  recorded: { pid: number; started?: string | null | undefined },
+  recorded: RecordedProcess,
 ): Promise<"alive" | "dead" | "reused" | "unknown"> {
   const lookup = await lookupProcess(recorded.pid);
   if (lookup.kind !== "running") return lookup.kind === "gone" ? "dead" : "unknown";
-  if (recorded.started && lookup.info.started !== recorded.started) return "reused";
-  return "alive";
-}
-
-/** A process's parent pid and start time (clock ticks since boot), from `/proc` (Linux). */
-export async function procStat(pid: number): Promise<{ ppid: number; start: number } | null> {
-  if (!Number.isSafeInteger(pid) || pid <= 0 || Deno.build.os !== "linux") return null;
-  let text: string;
-  try {
-    text = await Deno.readTextFile(`/proc/${pid}/stat`);
-  } catch {
-    return null;
-  }
-  // The command name, field 2, is in parentheses and may hold spaces and parentheses itself.
-  const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
-  const ppid = Number(fields[1]);
-  const start = Number(fields[19]);
-  return Number.isSafeInteger(ppid) && Number.isSafeInteger(start) ? { ppid, start } : null;
+  return sameProcess(recorded, lookup.info) ? "alive" : "reused";
 }
 
 /**
@@ -106,23 +269,20 @@ export async function procStat(pid: number): Promise<{ ppid: number; start: numb
  * gets another key. Where the start time cannot be read, the pid alone.
  */
 export async function processKey(pid: number): Promise<string> {
-  const stat = await procStat(pid);
-  if (stat) return `${pid}:${stat.start}`;
   const lookup = await lookupProcess(pid);
-  return lookup.kind === "running"
-    ? `${pid}:${lookup.info.started.replace(/\s+/g, "_")}`
-    : `${pid}`;
+  if (lookup.kind !== "running") return `${pid}`;
+  return `${pid}:${lookup.info.startId ?? lookup.info.startedMs}`;
 }
 
-/** True when `pid` is `ancestor` or runs under it (its parents, walked through `/proc`). */
+/** True when `pid` is `ancestor` or runs under it (its parents); null when `pid` cannot be read. */
 export async function descendsFrom(pid: number, ancestor: number): Promise<boolean | null> {
   let current = pid;
   for (let hops = 0; hops < 32; hops++) {
     if (current === ancestor) return true;
     if (current <= 1) return false;
-    const stat = await procStat(current);
-    if (!stat) return hops === 0 ? null : false;
-    current = stat.ppid;
+    const lookup = await lookupProcess(current);
+    if (lookup.kind !== "running") return hops === 0 && lookup.kind === "unknown" ? null : false;
+    current = lookup.info.ppid;
   }
   return false;
 }

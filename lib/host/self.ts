@@ -33,9 +33,12 @@ function quote(word: string): string {
  * The binary's permissions, for hooks that run lifeline from source (tests/project_test.ts checks
  * them against the tasks and the release build). All of them: lifeline reads `/proc` for process
  * identity, which Deno allows only with --allow-all, and the unscoped --allow-run it needs anyway
- * is, as Deno's own documentation warns, "effectively the same as allow-all".
+ * is, as Deno's own documentation warns, "effectively the same as allow-all". And a young
+ * generation capped at 2 MiB: V8 otherwise grows it with every collection that finds live data, up
+ * to 16 MiB a half, and the daemon scavenging a long transcript would end far above its 64 MiB
+ * budget (hooks allocate too little to notice).
  */
-export const SOURCE_RUN_FLAGS = ["--allow-all"];
+export const SOURCE_RUN_FLAGS = ["--allow-all", "--v8-flags=--max-semi-space-size=2"];
 
 /**
  * How hooks should call lifeline: `lifeline` when that is on PATH; else this binary's absolute

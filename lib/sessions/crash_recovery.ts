@@ -30,13 +30,18 @@ import {
   readTextHead,
   removeFile,
   updateState,
+  withLock,
   writeNewFile,
 } from "../state/store.ts";
+import { markFinished, readSessionStatus } from "./registry.ts";
+import { assessSession, type SessionAssessment } from "./liveness.ts";
+import { pruneSession } from "./prune.ts";
+import { listSessions, readSmallFileSync, type SkippedEntry } from "./session_list.ts";
 
 /** One thing the scan found, and what it did. */
 export interface Finding {
-  kind: "loop_state" | "claim" | "plan" | "handoff";
-  /** What was done: deactivated, quarantined, deleted, kept, offered, found, failed. */
+  kind: "loop_state" | "claim" | "plan" | "handoff" | "session";
+  /** What was done: deactivated, quarantined, deleted, kept, offered, found, pruned, failed. */
   action: string;
   /** The file, relative to the root. */
   target: string;
@@ -44,6 +49,8 @@ export interface Finding {
   result: string;
   /** The line for the agent. */
   line: string;
+  /** Housekeeping the agent need not hear about: logged only. */
+  quiet?: boolean;
 }
 
 /** Settings the scan needs. */
@@ -55,6 +62,10 @@ export interface ScanOptions {
   hostname: string;
   /** The session starting now: its handoff offer is recorded as made to it. */
   sessionId: string;
+  staleAfterSeconds: number;
+  pruneAfterSeconds: number;
+  /** At most this many finished sessions are pruned per scan, so a hook stays quick. */
+  maxPrunes: number;
 }
 
 /** A loop state as its loop tool wrote it: the text, and what it says. */
@@ -89,38 +100,48 @@ export interface SessionSurvey {
   names: Set<string>;
   /** The text of `ralph.json`, when there is one. */
   ralph?: string;
+  /** The `status` word, when there is one (`scavenged`, `ended`, `alive`). */
+  status?: string;
+  /** When it was marked finished (see `markFinished`), epoch ms; then its status is not read. */
+  finishedMs?: number;
   /** When the heartbeat was last written (epoch ms), or null. */
   heartbeatMs: number | null;
 }
 
+/** The sessions a scan looked at, and the entries of `sessions/` that are not sessions. */
+export interface Survey {
+  sessions: SessionSurvey[];
+  skipped: SkippedEntry[];
+}
+
 /**
- * Looks at every session directory under the root: its names, its loop state's text and its
- * heartbeat's time. Deliberately synchronous: for hundreds of small file operations the sync calls
- * are ~3x faster than async ones (measured: 200 sessions in ~9 ms against ~25 ms), and a hook has
- * nothing else to do meanwhile.
+ * Looks at every session directory under the root: its names, its loop state's text, its status
+ * and its heartbeat's time. Deliberately synchronous: for hundreds of small file operations the
+ * sync calls are ~3x faster than async ones (measured: 200 sessions in ~9 ms against ~25 ms), and a
+ * hook has nothing else to do meanwhile.
  */
-export function surveySessions(root: string): SessionSurvey[] {
-  const sessions = projectPaths(root).sessions;
+export function surveySessions(root: string): Survey {
+  const listing = listSessions(root);
   const surveys: SessionSurvey[] = [];
-  let entries: Deno.DirEntry[];
-  try {
-    entries = [...Deno.readDirSync(sessions)];
-  } catch {
-    return []; // no sessions directory (or not a directory): nothing left behind
-  }
-  for (const entry of entries) {
-    if (!entry.isDirectory) continue;
-    const dir = joinPath(sessions, entry.name);
+  const sessionsDir = projectPaths(root).sessions;
+  for (const id of listing.ids) {
+    const dir = joinPath(sessionsDir, id);
     const names = new Set<string>();
     try {
       for (const inner of Deno.readDirSync(dir)) names.add(inner.name);
     } catch {
       continue; // vanished or unreadable
     }
-    const survey: SessionSurvey = { id: entry.name, names, heartbeatMs: null };
+    const survey: SessionSurvey = { id, names, heartbeatMs: null };
     try {
       if (names.has("ralph.json")) {
         survey.ralph = readStateTextSync(joinPath(dir, "ralph.json"), { root });
+      }
+      if (names.has("finished")) {
+        survey.finishedMs = Deno.lstatSync(joinPath(dir, "finished")).mtime?.getTime() ?? 0;
+      } else if (names.has("status")) {
+        const status = readSmallFileSync(joinPath(dir, "status"));
+        if (status !== undefined) survey.status = status.trim();
       }
       if (names.has("heartbeat")) {
         survey.heartbeatMs = Deno.statSync(joinPath(dir, "heartbeat")).mtime?.getTime() ?? null;
@@ -130,7 +151,7 @@ export function surveySessions(root: string): SessionSurvey[] {
     }
     surveys.push(survey);
   }
-  return surveys;
+  return { sessions: surveys, skipped: listing.skipped };
 }
 
 /** `fn` over `items`, at most `limit` at a time, results in order. */
@@ -416,25 +437,36 @@ async function scanPlan(root: string, options: ScanOptions): Promise<Finding[]> 
   }];
 }
 
+/** Offers a scavenged session's handoff, once, while nobody has read it. */
 async function scanHandoff(
   root: string,
-  { id }: SessionSurvey,
+  judged: SessionAssessment,
   options: ScanOptions,
 ): Promise<Finding[]> {
+  if (judged.state !== "scavenged" || judged.finished) return [];
+  const id = judged.id;
   const paths = sessionPaths(root, id);
   if (await mtimeOf(paths.scavenged) === null) return [];
-  // Creating the marker is the claim: two sessions starting at once offer it once between them.
-  try {
-    await writeNewFile(
-      `${paths.scavenged}.offered`,
-      JSON.stringify({ offered_at: new Date(options.now).toISOString(), to: options.sessionId }) +
-        "\n",
-      { root },
-    );
-  } catch (error) {
-    if (error instanceof Deno.errors.AlreadyExists) return [];
-    throw error;
-  }
+  // Under the registry's lock, the one a heartbeat takes to bring a session back: a session that
+  // came back meanwhile is not offered, and is never marked finished.
+  const offered = await withLock(paths.session, async () => {
+    if (readSessionStatus(root, id) !== "scavenged") return false;
+    // Creating the marker is the claim: two sessions starting at once offer it once between them.
+    try {
+      await writeNewFile(
+        `${paths.scavenged}.offered`,
+        JSON.stringify({ offered_at: new Date(options.now).toISOString(), to: options.sessionId }) +
+          "\n",
+        { root },
+      );
+    } catch (error) {
+      if (error instanceof Deno.errors.AlreadyExists) return false;
+      throw error;
+    }
+    await markFinished(root, id, "scavenged");
+    return true;
+  }, { root, waitMs: options.waitMs });
+  if (!offered) return [];
   const target = `sessions/${id}/handoffs/scavenged.md`;
   return [{
     kind: "handoff",
@@ -445,6 +477,59 @@ async function scanHandoff(
       `transcript. Read ${target} (last prompts, open todos, edited files, errors) and pick up ` +
       "what it left unfinished.",
   }];
+}
+
+/**
+ * The handoff and pruning steps of one session that has a lifecycle (ended or scavenged), judged
+ * by the same judgement as the daemon's and `status`'s.
+ */
+async function scanLifecycle(
+  root: string,
+  survey: SessionSurvey,
+  options: ScanOptions,
+  prunes: { left: number },
+): Promise<Finding[]> {
+  const judged = await assessSession(root, survey.id, {
+    now: options.now,
+    staleAfterSeconds: options.staleAfterSeconds,
+    pruneAfterSeconds: options.pruneAfterSeconds,
+    panes: new Map(),
+  });
+  const findings = survey.names.has("handoffs") ? await scanHandoff(root, judged, options) : [];
+  const prune = judged.actions.find((action) => action.kind === "prune");
+  if (prune && prunes.left > 0) {
+    prunes.left--;
+    if (await pruneSession(root, survey.id, options)) {
+      findings.push({
+        kind: "session",
+        action: "pruned",
+        target: `sessions/${survey.id}`,
+        result: prune.reason,
+        line: "",
+        quiet: true,
+      });
+    }
+  }
+  return findings;
+}
+
+/** `step`, with a failure turned into a finding: one bad entry never stops the scan. */
+async function isolated(
+  kind: Finding["kind"],
+  target: string,
+  step: () => Promise<Finding[]>,
+): Promise<Finding[]> {
+  try {
+    return await step();
+  } catch (error) {
+    return [{
+      kind,
+      action: "failed",
+      target,
+      result: describeError(error),
+      line: `${target} could not be checked (${describeError(error)}); skipped it.`,
+    }];
+  }
 }
 
 /** Scans the root for leftovers, repairing what is stale. Findings come plan first. */
@@ -458,10 +543,28 @@ export async function scanLeftovers(
     claimFiles(root, projectPaths(root).claims),
   ]);
   const stale = sessions.filter((survey) => loopNeedsRepair(root, survey, options));
-  const withHandoffs = sessions.filter((survey) => survey.names.has("handoffs"));
+  // Only a session whose status says it ended or was scavenged has a handoff to offer or may be
+  // pruned, and a finished one only once it is old enough; the others cost nothing more here.
+  const pruneFrom = options.now - options.pruneAfterSeconds * 1000;
+  const finishing = sessions.filter((s) =>
+    s.finishedMs === undefined
+      ? s.status === "scavenged" || s.status === "ended"
+      : s.finishedMs < pruneFrom
+  );
+  const prunes = { left: options.maxPrunes };
   const perSession = [
-    ...await mapLimit(stale, 16, (survey) => scanLoopState(root, survey.id, options)),
-    ...await mapLimit(withHandoffs, 16, (survey) => scanHandoff(root, survey, options)),
+    ...await mapLimit(stale, 16, (survey) =>
+      isolated(
+        "loop_state",
+        `sessions/${survey.id}/ralph.json`,
+        () => scanLoopState(root, survey.id, options),
+      )),
+    ...await mapLimit(finishing, 16, (survey) =>
+      isolated(
+        "handoff",
+        `sessions/${survey.id}`,
+        () => scanLifecycle(root, survey, options, prunes),
+      )),
   ];
   const claimFindings = await mapLimit(claims, 16, (path) => scanClaim(root, path, options));
   const all = [...perSession.flat(), ...claimFindings.flat()];
@@ -470,6 +573,7 @@ export async function scanLeftovers(
     ...all.filter((f) => f.kind === "handoff"),
     ...all.filter((f) => f.kind === "loop_state"),
     ...all.filter((f) => f.kind === "claim"),
+    ...all.filter((f) => f.kind === "session"),
   ];
 }
 

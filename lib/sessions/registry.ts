@@ -8,7 +8,15 @@
 import * as z from "zod";
 import { lazy } from "../core/lazy.ts";
 import { sessionPaths } from "../state/layout.ts";
-import { jsonCodec, numberCodec, readState, updateState, writeFileAtomic } from "../state/store.ts";
+import {
+  jsonCodec,
+  numberCodec,
+  readState,
+  removeFile,
+  updateState,
+  writeFileAtomic,
+} from "../state/store.ts";
+import { readSmallFileSync } from "./session_list.ts";
 
 /** `session.json`: where a session runs and how to tell whether it still does. */
 export const sessionRecordSchema = lazy(() =>
@@ -23,10 +31,17 @@ export const sessionRecordSchema = lazy(() =>
     tmux_socket: z.nullable(z.string()),
     /** The hook's parent pid at the last sighting; the agent is looked up again when it changes. */
     hook_parent_pid: z.optional(z.nullable(z.number())),
-    /** The agent process (the hook's parent, past any shell), with its identity. */
+    /** The agent process (the hook's parent, past any shell or wrapper), with its identity. */
     agent_pid: z.nullable(z.number()),
     agent_command: z.optional(z.nullable(z.string())),
-    agent_started: z.optional(z.nullable(z.string())),
+    /**
+     * When the agent started, in epoch ms. Records written by earlier versions hold a `ps -o
+     * lstart` text in the hook's time zone instead; they are read as such, and replaced at the next
+     * heartbeat.
+     */
+    agent_started: z.optional(z.nullable(z.union([z.number(), z.string()]))),
+    /** Linux: the exact start identity, `<boot id>/<clock ticks since boot>`. */
+    agent_start_id: z.optional(z.nullable(z.string())),
     first_seen: z.string(),
     last_seen: z.string(),
     last_event: z.string(),
@@ -48,7 +63,16 @@ export interface SessionSighting {
   transcriptPath?: string | undefined;
   env: Readonly<Record<string, string>>;
   hookParentPid?: number | undefined;
-  agent?: { pid: number; command: string; started: string } | undefined;
+  agent?: AgentIdentity | undefined;
+}
+
+/** The agent process behind a sighting. */
+export interface AgentIdentity {
+  pid: number;
+  command: string;
+  /** Epoch ms, or null when it could not be found out. */
+  startedMs: number | null;
+  startId?: string | undefined;
 }
 
 /** The tmux socket path from `$TMUX` ("<socket>,<server pid>,<session>"). */
@@ -80,56 +104,177 @@ export function nextSessionRecord(
     hook_parent_pid: seen.hookParentPid ?? current?.hook_parent_pid ?? null,
     agent_pid: seen.agent?.pid ?? current?.agent_pid ?? null,
     agent_command: (seen.agent ? seen.agent.command || null : current?.agent_command) ?? null,
-    agent_started: (seen.agent ? seen.agent.started || null : current?.agent_started) ?? null,
+    agent_started: (seen.agent ? seen.agent.startedMs : current?.agent_started) ?? null,
+    agent_start_id: (seen.agent ? seen.agent.startId : current?.agent_start_id) ?? null,
     first_seen: current?.first_seen ?? at,
     last_seen: at,
     last_event: seen.event,
   };
 }
 
-/** The agent process behind a sighting. */
-export type AgentIdentity = NonNullable<SessionSighting["agent"]>;
+/**
+ * How old `last_seen` may grow before a sighting that changes nothing else rewrites `session.json`
+ * anyway. The heartbeat file is the every-call signal; skipping the locked rewrite keeps the hook
+ * that runs on every tool call cheap.
+ */
+const LAST_SEEN_REFRESH_MS = 60_000;
 
 /**
- * Writes the heartbeat and updates `session.json`. `findAgent` gets the record as it was and
- * identifies the agent (it may reuse what the record already knows).
+ * What a sighting does to the session's `status`: a SessionEnd ends it, and any other event shows
+ * an ended or scavenged session working again, which is then alive. Null: no change.
+ */
+export function nextStatus(status: string, event: string): "ended" | "alive" | null {
+  if (event === "SessionEnd") return status === "ended" ? null : "ended";
+  return status === "ended" || status === "scavenged" ? "alive" : null;
+}
+
+/**
+ * True when `next` differs from `current` only by a `last_seen` that is not due yet, or by the
+ * hook's parent (a new shell on every call when the client runs hooks through one that does not
+ * exec them).
+ */
+function sameRecord(current: SessionRecord, next: SessionRecord, now: number): boolean {
+  if (now - Date.parse(current.last_seen) >= LAST_SEEN_REFRESH_MS) return false;
+  const volatile = { last_seen: "", hook_parent_pid: null };
+  return JSON.stringify({ ...current, ...volatile }) === JSON.stringify({ ...next, ...volatile });
+}
+
+/** The session's `status` word; "" when there is none (bounded read, no symlink followed). */
+export function readSessionStatus(root: string, sessionId: string): string {
+  return readSmallFileSync(sessionPaths(root, sessionId).status)?.trim() ?? "";
+}
+
+/** What a session's `finished` mark says. */
+export interface FinishedMark {
+  /** The status word it finished with. */
+  word: "ended" | "scavenged";
+  /** When it was marked, epoch ms. */
+  atMs: number | null;
+}
+
+/** The words a mark holds, by its size: a mark is read with one `lstat`. */
+const MARK_WORDS = new Map<number, FinishedMark["word"]>([[6, "ended"], [10, "scavenged"]]);
+
+/**
+ * Marks a session finished: `sessions/<id>/finished` holds the status word it finished with
+ * (`ended`, or `scavenged` once its handoff was delivered). Whoever finishes a session writes the
+ * mark last, and whoever brings one back removes it first, so that a mark, when there, can be
+ * trusted alone: a project with thousands of finished sessions is judged with one `lstat` each.
+ * It is a cache (no fsync): without it, the status and the handoff's marker say the same, slower.
+ */
+export async function markFinished(
+  root: string,
+  sessionId: string,
+  word: FinishedMark["word"],
+): Promise<void> {
+  await writeFileAtomic(sessionPaths(root, sessionId).finished, `${word}\n`, {
+    root,
+    durable: false,
+  });
+}
+
+/** Removes a session's `finished` mark (see {@linkcode markFinished}). */
+export async function clearFinished(root: string, sessionId: string): Promise<void> {
+  try {
+    await removeFile(sessionPaths(root, sessionId).finished, { root });
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+  }
+}
+
+/** The `finished` mark in a session directory, or undefined (see {@linkcode markFinished}). */
+export function readFinishedSync(sessionDir: string): FinishedMark | undefined {
+  let info: Deno.FileInfo;
+  try {
+    info = Deno.lstatSync(`${sessionDir}/finished`);
+  } catch {
+    return undefined;
+  }
+  if (!info.isFile) return undefined;
+  const word = MARK_WORDS.get(info.size) ??
+    readSmallFileSync(`${sessionDir}/finished`, 64)?.trim();
+  if (word !== "ended" && word !== "scavenged") return undefined;
+  return { word, atMs: info.mtime?.getTime() ?? null };
+}
+
+/** What {@linkcode recordSighting} did. */
+export interface SightingResult {
+  record: SessionRecord | undefined;
+  /** The status it rewrote (see {@linkcode nextStatus}), with the word it replaced. */
+  status: { from: string; to: "ended" | "alive" } | null;
+}
+
+/**
+ * Writes the heartbeat and keeps `session.json` and `status` current. `findAgent` gets the record
+ * as it was and identifies the agent (it may reuse what the record already knows). The heartbeat
+ * is written without fsync: it is rewritten on every call, and a lost one costs nothing.
  */
 export async function recordSighting(
   seen: Omit<SessionSighting, "agent"> & {
     findAgent: (known: SessionRecord | undefined) => Promise<AgentIdentity>;
   },
   { now, waitMs }: { now: number; waitMs: number },
-): Promise<SessionRecord | undefined> {
+): Promise<SightingResult> {
   const paths = sessionPaths(seen.root, seen.sessionId);
-  // The two files are independent; writing them at once overlaps their fsyncs. Both must settle
-  // before returning, or the process could exit in the middle of the other write.
+  // The two files are independent, so they are written at once. Both must settle before
+  // returning, or the process could exit in the middle of the other write.
   const [beat, update] = await Promise.allSettled([
     writeFileAtomic(paths.heartbeat, numberCodec.format(Math.floor(now / 1000)), {
       root: seen.root,
+      durable: false,
     }),
-    updateState(
-      paths.session,
-      sessionRecordCodec,
-      async (current) =>
-        nextSessionRecord(current, { ...seen, agent: await seen.findAgent(current) }, now),
-      { root: seen.root, waitMs, now },
-    ),
+    updateRegistry(seen, { now, waitMs }),
   ]);
   if (beat.status === "rejected") throw beat.reason;
   if (update.status === "rejected") throw update.reason;
-  const { value } = update.value;
-  return value;
+  return update.value;
 }
 
-/** Reads a session's `session.json` (lockless); undefined when missing or unreadable. */
+async function updateRegistry(
+  seen: Omit<SessionSighting, "agent"> & {
+    findAgent: (known: SessionRecord | undefined) => Promise<AgentIdentity>;
+  },
+  { now, waitMs }: { now: number; waitMs: number },
+): Promise<SightingResult> {
+  const paths = sessionPaths(seen.root, seen.sessionId);
+  const known = await readState(paths.session, sessionRecordCodec, { root: seen.root });
+  const current = known.kind === "ok" ? known.value : undefined;
+  const agent = await seen.findAgent(current);
+  const status = readSessionStatus(seen.root, seen.sessionId);
+  if (current && !nextStatus(status, seen.event)) {
+    if (sameRecord(current, nextSessionRecord(current, { ...seen, agent }, now), now)) {
+      return { record: current, status: null };
+    }
+  }
+  // The status changes under the registry's lock, so the pruner (which takes the same lock)
+  // never deletes a session that is coming back to life.
+  let changed: SightingResult["status"] = null;
+  const { value } = await updateState(paths.session, sessionRecordCodec, async (locked) => {
+    const from = readSessionStatus(seen.root, seen.sessionId);
+    const to = nextStatus(from, seen.event);
+    if (to === "alive") await clearFinished(seen.root, seen.sessionId); // first: see markFinished
+    if (to) {
+      await writeFileAtomic(paths.status, `${to}\n`, { root: seen.root });
+      changed = { from, to };
+    }
+    if (to === "ended") await markFinished(seen.root, seen.sessionId, "ended");
+    return nextSessionRecord(locked, { ...seen, agent }, now);
+  }, { root: seen.root, waitMs, now });
+  return { record: value, status: changed };
+}
+
+/**
+ * Reads a session's `session.json` (lockless); undefined when missing or unreadable (corrupt, a
+ * directory, not permitted).
+ */
 export async function readSessionRecord(
   root: string,
   sessionId: string,
 ): Promise<SessionRecord | undefined> {
   const result = await readState(sessionPaths(root, sessionId).session, sessionRecordCodec, {
     root,
-  });
-  return result.kind === "ok" ? result.value : undefined;
+  }).catch(() => undefined);
+  return result?.kind === "ok" ? result.value : undefined;
 }
 
 /** A session's last heartbeat in epoch seconds, or undefined when missing or unreadable. */

@@ -8,6 +8,10 @@
  */
 
 import { openTranscript } from "../claude/transcript.ts";
+import { JsonRowSplitter } from "../claude/json_rows.ts";
+import { redact } from "./secrets.ts";
+
+export { redact };
 
 const KEEP_PROMPTS = 5;
 const KEEP_REPLIES = 5;
@@ -17,32 +21,23 @@ const KEEP_COMPACTIONS = 20;
 const MAX_TEXT = 1500;
 /** Tool calls remembered while waiting for their results (a bound on memory). */
 const MAX_PENDING_CALLS = 5000;
+/** Inputs longer than this are told apart by their length, head and tail, not kept whole. */
+const MAX_CALL_KEY = 1024;
 
 /** A row the scavenger reads: user, assistant or system. */
 const MESSAGE_ROW = /"type"\s*:\s*"(?:user|assistant|system)"/;
 
-const SECRETS: RegExp[] = [
-  /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----/g,
-  /\bsk-ant-[A-Za-z0-9_-]{8,}/g,
-  /\bsk-[A-Za-z0-9_-]{16,}/g,
-  /\bAKIA[0-9A-Z]{16}\b/g,
-  /\bghp_[A-Za-z0-9]{20,}/g,
-  /\bgithub_pat_[A-Za-z0-9_]{20,}/g,
-  /\bxox[abposr]-[A-Za-z0-9-]{8,}/g,
-];
-const SECRET_ASSIGNMENT =
-  /\b(password|passwd|pwd|token|secret|api[_-]?key)(\s*[=:]\s*)("[^"\n]*"|'[^'\n]*'|[^\s"'`,;&]+)/gi;
+/** How far past the clip length redaction looks, so a secret that starts before the cut is seen whole. */
+const REDACT_MARGIN = 4096;
 
-/** `text` with API keys, private-key blocks and password/token values replaced. */
-export function redact(text: string): string {
-  let out = text;
-  for (const pattern of SECRETS) out = out.replace(pattern, "[redacted]");
-  return out.replace(SECRET_ASSIGNMENT, "$1$2[redacted]");
-}
-
+/**
+ * `text` redacted, then shortened to `max` characters. Redaction comes first and sees a bounded
+ * window: a private key longer than `max` is caught by its BEGIN line, not cut before its END and
+ * written out.
+ */
 function clip(text: string, max = MAX_TEXT): string {
-  const flat = text.trim();
-  return flat.length > max ? flat.slice(0, max) + "…" : flat;
+  const flat = redact(text.slice(0, max + REDACT_MARGIN)).trim();
+  return flat.length > max || text.length > max + REDACT_MARGIN ? flat.slice(0, max) + "…" : flat;
 }
 
 /** A todo still open when the session died. */
@@ -93,6 +88,23 @@ function describeCall(name: string, input: Row): string {
   return typeof detail === "string" ? `${name} \`${clip(detail, 200)}\`` : name;
 }
 
+/**
+ * What tells one call from another: its name and input, or, for a long input (a Write of a big
+ * file), its length and a hash of both ends. A pending call never holds its input: a slice of a
+ * long string would keep the whole string alive.
+ */
+function callKey(name: string, input: Row): string {
+  const json = JSON.stringify(input) ?? "";
+  if (json.length <= MAX_CALL_KEY) return `${name}\u0000${json}`;
+  let h = 0x811c9dc5;
+  const mix = (from: number, to: number) => {
+    for (let i = from; i < to; i++) h = Math.imul(h ^ json.charCodeAt(i), 0x01000193);
+  };
+  mix(0, MAX_CALL_KEY / 2);
+  mix(json.length - MAX_CALL_KEY / 2, json.length);
+  return `${name}\u0000${json.length}\u0000${(h >>> 0).toString(16)}`;
+}
+
 /** Collects a transcript's summary one row at a time. */
 export class Scavenger {
   #s: TranscriptSummary = {
@@ -113,7 +125,14 @@ export class Scavenger {
   };
   /** The last assistant message's id and text, merged across its streamed rows. */
   #reply: { id: string; text: string } | null = null;
-  #calls = new Map<string, { name: string; key: string; input: Row }>();
+  /**
+   * Pending tool calls, by id: what tells them apart, and how the handoff names them; a few
+   * hundred bytes each, whatever the size of their input. Two maps of strings, not one of
+   * objects: a container that outlives a young-generation collection keeps its strings alive with
+   * it, and the heap then grows with the length of the transcript.
+   */
+  #callKeys = new Map<string, string>();
+  #callLabels = new Map<string, string>();
   #failed = new Map<string, string>();
   #todoWrite: OpenTodo[] = [];
   #tasks = new Map<string, OpenTodo>();
@@ -148,9 +167,15 @@ export class Scavenger {
       s.firstAt ??= row.timestamp;
       s.lastAt = row.timestamp;
     }
-    if (typeof row.cwd === "string") s.cwd = row.cwd;
-    if (typeof row.gitBranch === "string") s.gitBranch = row.gitBranch;
-    if (typeof row.sessionId === "string") s.sessionId = row.sessionId;
+    // Replaced only when they change: the strings kept stay the old ones, so little that is young
+    // survives a collection (see #callKeys).
+    if (typeof row.cwd === "string" && row.cwd !== s.cwd) s.cwd = row.cwd;
+    if (typeof row.gitBranch === "string" && row.gitBranch !== s.gitBranch) {
+      s.gitBranch = row.gitBranch;
+    }
+    if (typeof row.sessionId === "string" && row.sessionId !== s.sessionId) {
+      s.sessionId = row.sessionId;
+    }
     switch (row.type) {
       case "user":
         return this.#user(row);
@@ -202,7 +227,7 @@ export class Scavenger {
       return;
     }
     if (typeof message.model === "string" && message.model !== "<synthetic>") {
-      this.#s.model = message.model;
+      if (message.model !== this.#s.model) this.#s.model = message.model;
     }
     const text = textBlocks(message.content);
     if (text.trim() !== "") {
@@ -227,17 +252,25 @@ export class Scavenger {
   #toolUse(block: Row): void {
     const name = String(block.name ?? "tool");
     const input = block.input ?? {};
-    const key = `${name}\u0000${JSON.stringify(input)}`;
     if (typeof block.id === "string") {
-      if (this.#calls.size >= MAX_PENDING_CALLS) {
-        this.#calls.delete(this.#calls.keys().next().value!);
+      if (this.#callKeys.size >= MAX_PENDING_CALLS) {
+        const oldest = this.#callKeys.keys().next().value!;
+        this.#callKeys.delete(oldest);
+        this.#callLabels.delete(oldest);
       }
-      this.#calls.set(block.id, { name, key, input });
+      this.#callKeys.set(block.id, callKey(name, input));
+      this.#callLabels.set(block.id, describeCall(name, input));
     }
     if (["Edit", "Write", "MultiEdit", "NotebookEdit"].includes(name)) {
       const path = input.file_path ?? input.notebook_path;
       if (typeof path === "string") {
-        this.#s.files = [...this.#s.files.filter((f) => f !== path), path].slice(-KEEP_FILES);
+        const files = this.#s.files;
+        if (files.at(-1) !== path) {
+          // A path seen before moves to the end as the string already kept (see #callKeys).
+          const seen = files.indexOf(path);
+          files.push(seen >= 0 ? files.splice(seen, 1)[0]! : path);
+          if (files.length > KEEP_FILES) files.shift();
+        }
       }
     }
     if (name === "TodoWrite" && Array.isArray(input.todos)) {
@@ -266,8 +299,10 @@ export class Scavenger {
 
   #toolResult(block: Row, toolUseResult: Row): void {
     const id = String(block.tool_use_id ?? "");
-    const call = this.#calls.get(id);
-    this.#calls.delete(id);
+    const key = this.#callKeys.get(id);
+    const label = this.#callLabels.get(id);
+    this.#callKeys.delete(id);
+    this.#callLabels.delete(id);
     const subject = this.#taskCalls.get(id);
     if (subject !== undefined) {
       this.#taskCalls.delete(id);
@@ -277,17 +312,14 @@ export class Scavenger {
         this.#tasks.set(String(taskId), { text: `#${taskId} ${subject}`, status: "pending" });
       }
     }
-    if (!call) return;
+    if (key === undefined) return;
     if (block.is_error === true) {
-      this.#failed.delete(call.key); // keep the newest failure last
-      this.#failed.set(
-        call.key,
-        `${describeCall(call.name, call.input)}: ${clip(resultText(block.content), 300)}`,
-      );
+      this.#failed.delete(key); // keep the newest failure last
+      this.#failed.set(key, `${label}: ${clip(resultText(block.content), 300)}`);
       if (this.#failed.size > KEEP_ERRORS) this.#failed.delete(this.#failed.keys().next().value!);
     } else {
       // The same call succeeding later resolves the error.
-      this.#failed.delete(call.key);
+      this.#failed.delete(key);
     }
   }
 
@@ -301,75 +333,54 @@ export class Scavenger {
   }
 }
 
-/** Longest row the scavenger reads; longer ones are skipped (and counted). */
+/** Longest row the scavenger reads, once its strings are cut; longer ones are skipped (and counted). */
 const MAX_ROW_BYTES = 4 << 20;
+/**
+ * Bytes of each string value a row keeps: more than any text the handoff shows (clipped to
+ * {@linkcode MAX_TEXT} after redacting a window of {@linkcode REDACT_MARGIN} more).
+ */
+const MAX_STRING_BYTES = 8192;
 /** How much of a row's start is decoded to see its type. */
 const HEAD_BYTES = 64;
 /** Metadata rows start with their type; message rows start with `parentUuid`. */
 const LEADING_TYPE = /^\s*\{\s*"type"\s*:\s*"([^"]*)"/;
 
 /**
- * Streams a transcript file through a {@linkcode Scavenger} with bounded memory. Lines are split
- * as bytes, and only a row's first bytes are decoded to learn its type: most of a transcript is
- * rows the scavenger ignores (request blobs, attachments, snapshots), and not turning them into
- * strings keeps the garbage, and so the process's memory, flat whatever the file's size.
+ * Streams a transcript file through a {@linkcode Scavenger} with bounded memory. Rows are split as
+ * bytes with every string value cut to a few KiB before anything is decoded (`json_rows.ts`), and
+ * a row whose leading type says nobody here reads it (request blobs, attachments, snapshots) is
+ * skipped undecoded: memory stays flat whatever the file's size or the size of its rows.
  * Throws when the file cannot be read.
  */
 export async function scavengeFile(path: string): Promise<TranscriptSummary> {
   const scavenger = new Scavenger();
   const decoder = new TextDecoder();
   let skipped = 0;
-  const take = (line: Uint8Array) => {
-    const head = decoder.decode(line.subarray(0, Math.min(line.length, HEAD_BYTES)));
-    const type = LEADING_TYPE.exec(head)?.[1];
-    // A row that does not lead with its type is decoded whole and judged by the scavenger.
-    if (type === undefined || type === "user" || type === "assistant" || type === "system") {
-      scavenger.addLine(decoder.decode(line));
-    } else if (line.at(-1) !== 0x7d /* } */ && line.at(-1) !== 0x0d) {
-      skipped++; // a torn row of some other type
-    }
-  };
+  const splitter = new JsonRowSplitter({
+    wanted(head) {
+      const type = LEADING_TYPE.exec(decoder.decode(head.subarray(0, HEAD_BYTES)))?.[1];
+      // A row that does not lead with its type is decoded and judged by the scavenger.
+      return type === undefined || type === "user" || type === "assistant" || type === "system";
+    },
+    row: (bytes) => scavenger.addLine(decoder.decode(bytes)),
+    skipped(reason) {
+      if (reason !== "unwanted") skipped++;
+    },
+  }, { maxStringBytes: MAX_STRING_BYTES, maxRowBytes: MAX_ROW_BYTES, headBytes: HEAD_BYTES });
   const file = await openTranscript(path);
   try {
-    const buffer = new Uint8Array(1 << 16);
-    let carry: Uint8Array = new Uint8Array(0);
-    let oversized = false;
+    const buffer = new Uint8Array(1 << 18);
     for (;;) {
       const n = await file.read(buffer);
       if (n === null) break;
-      let chunk = buffer.subarray(0, n);
-      let newline = chunk.indexOf(0x0a);
-      while (newline >= 0) {
-        const piece = chunk.subarray(0, newline);
-        if (oversized) oversized = false;
-        else if (carry.length + piece.length > MAX_ROW_BYTES) skipped++;
-        else take(carry.length === 0 ? piece : concat(carry, piece));
-        carry = new Uint8Array(0);
-        chunk = chunk.subarray(newline + 1);
-        newline = chunk.indexOf(0x0a);
-      }
-      if (oversized) continue;
-      if (carry.length + chunk.length > MAX_ROW_BYTES) {
-        oversized = true;
-        skipped++;
-        carry = new Uint8Array(0);
-      } else {
-        carry = concat(carry, chunk);
-      }
+      splitter.push(buffer.subarray(0, n));
     }
-    if (carry.length > 0 && !oversized) take(carry);
+    splitter.end();
   } finally {
     file.close();
   }
   const summary = scavenger.summary();
   return { ...summary, skipped: summary.skipped + skipped };
-}
-
-function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
-  const out = new Uint8Array(a.length + b.length);
-  out.set(a);
-  out.set(b, a.length);
-  return out;
 }
 
 /** What the daemon knows about the session apart from its transcript. */

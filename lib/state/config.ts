@@ -55,6 +55,11 @@ export const DEFAULT_CONFIG = {
     /** A session whose heartbeat is older than this, and whose host is gone, is dead. */
     afterSeconds: 300,
     intervalSeconds: 60,
+    /**
+     * Finished sessions (ended, or scavenged with the handoff delivered) idle for longer than this
+     * are deleted by `daemon stale` and `hook crash`. Live sessions never are.
+     */
+    pruneAfterDays: 7,
   },
   watch: {
     intervalSeconds: 60,
@@ -140,6 +145,7 @@ export const configFileSchema = lazy(() => {
     stale: z.optional(z.strictObject({
       afterSeconds: z.optional(seconds(30 * DAY)),
       intervalSeconds: z.optional(z.number().check(z.minimum(1), z.maximum(DAY))),
+      pruneAfterDays: z.optional(seconds(3650)),
     })),
     watch: z.optional(z.strictObject({
       intervalSeconds: z.optional(z.number().check(z.minimum(1), z.maximum(DAY))),

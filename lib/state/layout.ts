@@ -87,6 +87,8 @@ export function sessionPaths(root: string, sessionId: string) {
     failureTracker: joinPath(dir, "failure-tracker.json"),
     handoffs,
     scavenged: joinPath(handoffs, "scavenged.md"),
+    /** lifeline's mark that the session is finished (ended, or its handoff delivered). */
+    finished: joinPath(dir, "finished"),
     mcpRetry: (tool: string) => joinPath(dir, `mcp-retry-${validateName("tool name", tool)}.json`),
     failCount: (tool: string) => joinPath(dir, `fail-count-${validateName("tool name", tool)}.txt`),
   };

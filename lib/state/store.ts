@@ -360,11 +360,13 @@ async function writeAll(file: Deno.FsFile, bytes: Uint8Array): Promise<void> {
 /**
  * Writes `data` to `path` atomically: temp file, fsync, rename. Creates parent directories below
  * `root`. `mode` sets the file's permission bits exactly (umask aside); else the default.
+ * `durable: false` skips the fsync, for a file whose loss in a power cut costs nothing (the
+ * heartbeat, rewritten on every tool call): readers still see the old file or the new one.
  */
 export async function writeFileAtomic(
   path: string,
   data: string | Uint8Array,
-  { root, mode }: Within & { mode?: number | undefined },
+  { root, mode, durable = true }: Within & { mode?: number | undefined; durable?: boolean },
 ): Promise<void> {
   checkDirs(root, dirName(path), true);
   checkFile(path);
@@ -378,7 +380,7 @@ export async function writeFileAtomic(
     try {
       await writeAll(file, bytes);
       if (mode !== undefined && Deno.build.os !== "windows") await Deno.chmod(temp, mode);
-      await file.sync();
+      if (durable) await file.sync();
     } finally {
       file.close();
     }

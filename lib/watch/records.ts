@@ -8,12 +8,12 @@
  */
 
 import { readTailLines } from "../claude/transcript.ts";
-import { joinPath } from "../core/path.ts";
 import { descendsFrom, lookupProcess } from "../host/proc.ts";
 import type { PaneInfo, ServerIdentity } from "../host/tmux.ts";
-import { type SessionRecord, sessionRecordCodec } from "../sessions/registry.ts";
-import { projectPaths, sessionPaths, validateName } from "../state/layout.ts";
-import { listStateDir, readState, readStateText } from "../state/store.ts";
+import { readSessionRecord, type SessionRecord } from "../sessions/registry.ts";
+import { listSessions } from "../sessions/session_list.ts";
+import { sessionPaths } from "../state/layout.ts";
+import { readStateText } from "../state/store.ts";
 import {
   readTranscriptTail,
   type RecordSignal,
@@ -37,27 +37,10 @@ export async function registeredPanes(
 ): Promise<{ root: string; record: SessionRecord }[]> {
   const found: { root: string; record: SessionRecord }[] = [];
   for (const root of roots) {
-    const dir = projectPaths(root).sessions;
-    let names: string[];
-    try {
-      names = (await listStateDir(dir, { root })).filter((e) => e.isDirectory).map((e) => e.name);
-    } catch {
-      continue; // no sessions yet, or a sessions directory lifeline will not read (a link)
-    }
-    for (const name of names) {
-      try {
-        validateName("session id", name);
-      } catch {
-        continue; // not a directory lifeline made
-      }
-      try {
-        const read = await readState(joinPath(dir, name, "session.json"), sessionRecordCodec, {
-          root,
-        });
-        if (read.kind === "ok" && read.value.tmux_pane) found.push({ root, record: read.value });
-      } catch {
-        // Unreadable: that session is not joined; the others still are.
-      }
+    for (const id of listSessions(root).ids) {
+      // Unreadable: that session is not joined; the others still are.
+      const record = await readSessionRecord(root, id);
+      if (record?.tmux_pane) found.push({ root, record });
     }
   }
   return found;

@@ -67,6 +67,9 @@ async function scanPlan(text: string): Promise<void> {
       waitMs: 0,
       hostname: "here",
       sessionId: "s1",
+      staleAfterSeconds: 900,
+      pruneAfterSeconds: 7 * 86_400,
+      maxPrunes: 50,
     });
     self.postMessage({ name: "scan", ms: performance.now() - start });
   } finally {

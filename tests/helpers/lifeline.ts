@@ -11,9 +11,14 @@ import manifest from "../../deno.json" with { type: "json" };
 /** The repository's root directory. */
 export const REPO_DIR = new URL("../../", import.meta.url).pathname.replace(/\/$/, "");
 
-/** The permission flags of the `lifeline` task (and of the compiled binary). */
+/**
+ * The runtime flags of the `lifeline` task (and of the compiled binary): its permissions, and the
+ * V8 flag that caps the young generation (see deno.json).
+ */
 export function lifelinePermissionFlags(): string[] {
-  return manifest.tasks.lifeline.split(/\s+/).filter((word) => word.startsWith("--allow-"));
+  return manifest.tasks.lifeline.split(/\s+/).filter((word) =>
+    word.startsWith("--allow-") || word.startsWith("--v8-flags=")
+  );
 }
 
 /** `deno run <flags> main.ts`: the command line that behaves like the binary. */
