@@ -691,7 +691,9 @@ tmuxTest(
     assert.match(lines[0]!, new RegExp(`^pane ${pane.id} \\(agent0, runs claude, 80 columns\\)$`));
     assert.ok(lines.includes("session: none registered for this pane"));
     assert.ok(
-      lines.some((l) => /^  result +You've hit your 5-hour limit · resets 12:08pm \(UTC\)/.test(l)),
+      lines.some((l) =>
+        /^ {2}result +You've hit your 5-hour limit · resets 12:08pm \(UTC\)/.test(l)
+      ),
       text.stdout,
     );
     assert.ok(lines.includes('input box: "" (rules)'));
