@@ -1,14 +1,14 @@
 // The client's own types, without installing the client. `@anthropic-ai/claude-agent-sdk` lists
-// its native binaries (733 MB for linux-x64 alone) as optionalDependencies, and `deno task`
+// its native binaries (733 MB on linux-x64: glibc and musl) as optionalDependencies, and `deno task`
 // downloads every package in deno.lock before any task runs, the demo's included. So the SDK is
 // in neither deno.json nor deno.lock: this test fetches its published tarball (checked against
 // the registry's integrity), keeps only its `.d.ts` files in the Deno cache, and runs the
 // type-level tests in tests/sdk_types/ against them with an import map of their own, whose npm
 // packages are pinned by tests/sdk_types/deno.lock.
 import assert from "node:assert/strict";
-import { pathToFileURL } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import manifest from "../deno.json" with { type: "json" };
-import { denoCacheDir, REPO_DIR } from "./helpers/lifeline.ts";
+import { denoCacheDir } from "./helpers/lifeline.ts";
 
 const SDK = "@anthropic-ai/claude-agent-sdk";
 const SDK_VERSION = "0.3.328";
@@ -24,10 +24,10 @@ const SDK_IMPORTS = {
   "crypto": "node:crypto",
   "stream": "node:stream",
 };
-const TYPE_TESTS = "tests/sdk_types";
+const REPO = new URL("../", import.meta.url);
 
 Deno.test("deno.lock holds no native binaries (deno task downloads all of it, demo included)", async () => {
-  const lock = JSON.parse(await Deno.readTextFile(`${REPO_DIR}/deno.lock`));
+  const lock = JSON.parse(await Deno.readTextFile(new URL("deno.lock", REPO)));
   const native = Object.entries(lock.npm as Record<string, { os?: string[] }>)
     .filter(([, entry]) => entry.os !== undefined).map(([name]) => name);
   assert.deepEqual(native, []);
@@ -39,11 +39,18 @@ Deno.test("the type-level tests pass against the SDK's published types", async (
   const config = await Deno.makeTempFile({ prefix: "lifeline-sdk-types-", suffix: ".json" });
   try {
     await Deno.writeTextFile(config, JSON.stringify(typeTestConfig(sdkDir)));
-    const lockFile = `${REPO_DIR}/${TYPE_TESTS}/deno.lock`;
+    const lockFile = fileURLToPath(new URL("tests/sdk_types/deno.lock", REPO));
     const frozen = await exists(lockFile);
     const result = await new Deno.Command(Deno.execPath(), {
-      args: ["test", "--config", config, `--lock=${lockFile}`, `--frozen=${frozen}`, TYPE_TESTS],
-      cwd: REPO_DIR,
+      args: [
+        "test",
+        "--config",
+        config,
+        `--lock=${lockFile}`,
+        `--frozen=${frozen}`,
+        "tests/sdk_types",
+      ],
+      cwd: REPO,
       env: { NO_COLOR: "1" },
       stdout: "piped",
       stderr: "piped",
@@ -60,11 +67,10 @@ Deno.test("the type-level tests pass against the SDK's published types", async (
 
 /** The project's compiler options and import map, plus the SDK's types and their imports. */
 function typeTestConfig(sdkDir: string): Record<string, unknown> {
-  const repo = pathToFileURL(`${REPO_DIR}/`);
   const sdk = pathToFileURL(`${sdkDir}/`).href;
   const imports: Record<string, string> = { [SDK]: `${sdk}sdk.d.ts` };
   for (const [name, target] of Object.entries(manifest.imports)) {
-    imports[name] = new URL(target, repo).href;
+    imports[name] = new URL(target, REPO).href;
   }
   return {
     compilerOptions: manifest.compilerOptions,
@@ -75,7 +81,7 @@ function typeTestConfig(sdkDir: string): Record<string, unknown> {
 
 /**
  * The directory holding the SDK's `.d.ts` files, from the Deno cache; on the first run, fetched
- * from the registry (about 5 MB), checked against {@linkcode SDK_INTEGRITY} and unpacked there.
+ * from the registry (a 1.6 MB tarball), checked against {@linkcode SDK_INTEGRITY} and unpacked there.
  */
 async function sdkTypes(): Promise<string> {
   const root = `${denoCacheDir()}/lifeline-tests`;
