@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { runLifeline } from "./helpers/lifeline.ts";
+import { compiledLifeline, runLifeline } from "./helpers/lifeline.ts";
 import { listDir, withTempDir } from "./helpers/temp.ts";
 
 /** `lifeline init <args>` in `<dir>/project`, with a `lifeline` on PATH. */
@@ -227,8 +227,13 @@ Deno.test({
       await init(dir);
       const command = JSON.parse(await Deno.readTextFile(path)).hooks.Stop[0].hooks[0]
         .command as string;
-      assert.ok(command.startsWith(Deno.execPath()), command);
-      assert.match(command, /main\.ts hook track$/);
+      const binary = compiledLifeline();
+      if (binary !== undefined) {
+        assert.equal(command, `${binary} hook track`, "a compiled binary names itself");
+      } else {
+        assert.ok(command.startsWith(Deno.execPath()), command);
+        assert.match(command, /main\.ts hook track$/);
+      }
     });
   },
 });

@@ -116,7 +116,7 @@ export function misshapenEvents(settings: Record<string, unknown>): string[] {
 
 /**
  * The hooks lifeline adds, in the exact shape of the client's settings type (`Settings["hooks"]`
- * in the SDK; tests/settings_types_test.ts checks it).
+ * in the SDK; tests/sdk_types/settings_types_test.ts checks it).
  */
 export type LifelineHooks = Record<
   string,

@@ -1,7 +1,8 @@
 /**
- * Runs the lifeline CLI as a child process, exactly as `deno task lifeline` does: the same entry
- * point and the same permission flags (read from the task in deno.json, which the release build
- * also uses).
+ * Runs the lifeline CLI as a child process: the program `LIFELINE_BIN` names when it is set (the
+ * release workflow sets it to each compiled binary), else this checkout exactly as
+ * `deno task lifeline` runs it: the same entry point and the same permission flags (read from the
+ * task in deno.json, which the release build also uses).
  *
  * @module
  */
@@ -21,8 +22,37 @@ export function lifelinePermissionFlags(): string[] {
   );
 }
 
-/** `deno run <flags> main.ts`: the command line that behaves like the binary. */
+/**
+ * The program `LIFELINE_BIN` names, as an absolute path (children run in other directories), or
+ * undefined when it is not set.
+ */
+export function lifelineBinary(): string | undefined {
+  const bin = Deno.env.get("LIFELINE_BIN");
+  if (!bin) return undefined;
+  try {
+    return Deno.realPathSync(bin);
+  } catch {
+    throw new Error(`LIFELINE_BIN=${bin} is not a file: give the path of a lifeline binary`);
+  }
+}
+
+/**
+ * `LIFELINE_BIN` when it is a compiled binary; undefined when it is unset or a script (such as the
+ * one `deno task install` writes), which runs lifeline with `deno run`.
+ */
+export function compiledLifeline(): string | undefined {
+  const bin = lifelineBinary();
+  if (bin === undefined) return undefined;
+  const start = new Uint8Array(2);
+  using file = Deno.openSync(bin);
+  file.readSync(start);
+  return new TextDecoder().decode(start) === "#!" ? undefined : bin;
+}
+
+/** The program under test: `LIFELINE_BIN`, or `deno run <flags> main.ts`, which behaves like it. */
 export function lifelineCommand(): { program: string; args: string[] } {
+  const bin = lifelineBinary();
+  if (bin !== undefined) return { program: bin, args: [] };
   return {
     program: Deno.execPath(),
     args: ["run", "--quiet", ...lifelinePermissionFlags(), `${REPO_DIR}/main.ts`],
@@ -158,8 +188,8 @@ function startLifeline(
 }
 
 /**
- * Writes an executable `lifeline` into `binDir` that runs this checkout the way the binary runs,
- * so a PATH holding `binDir` behaves as if the release binary were installed.
+ * Writes an executable `lifeline` into `binDir` that runs the program under test (see
+ * {@linkcode lifelineCommand}), so a PATH holding `binDir` behaves as if it were installed.
  */
 export async function installLifelineWrapper(binDir: string): Promise<string> {
   const { program, args } = lifelineCommand();

@@ -1,8 +1,9 @@
 // Type-level check: the hooks `lifeline init` writes have the shape of the client's own
-// `Settings` type (SDK 0.3.328), and what init writes at run time is exactly that shape.
+// `Settings` type (SDK 0.3.328), and what init writes at run time is exactly that shape. Run by
+// tests/sdk_types_test.ts against the SDK's published types.
 import assert from "node:assert/strict";
 import type { Settings } from "@anthropic-ai/claude-agent-sdk";
-import { type LifelineHooks, lifelineHooks, mergeHooks } from "../lib/claude/settings.ts";
+import { type LifelineHooks, lifelineHooks, mergeHooks } from "../../lib/claude/settings.ts";
 
 type Assert<T extends true> = T;
 type IsAssignable<A, B> = [A] extends [B] ? true : false;

@@ -1,9 +1,10 @@
 // Type-level check: what lifeline's hooks print is a valid `SyncHookJSONOutput` of the client's
-// own SDK (0.3.328), and an output naming the wrong event shape is not. `deno check` (part of
-// `deno task test`) fails if either stops holding.
+// own SDK (0.3.328), and an output naming the wrong event shape is not. tests/sdk_types_test.ts
+// type-checks and runs this file against the SDK's published types; it fails if either stops
+// holding.
 import assert from "node:assert/strict";
 import type { SyncHookJSONOutput } from "@anthropic-ai/claude-agent-sdk";
-import { CONTEXT_EVENTS, contextOutput, type HookOutput } from "../lib/claude/hook_io.ts";
+import { CONTEXT_EVENTS, contextOutput, type HookOutput } from "../../lib/claude/hook_io.ts";
 
 type Assert<T extends true> = T;
 type IsAssignable<A, B> = [A] extends [B] ? true : false;
