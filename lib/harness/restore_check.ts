@@ -1,0 +1,109 @@
+/**
+ * Before a restore: what changed since the rollback (a restore would overwrite it, so it refuses),
+ * and, when asked to go ahead anyway or to finish an interrupted run, a backup of the work tree
+ * as it is now, so that nothing is lost either way.
+ *
+ * @module
+ */
+
+import { git, resolveCommit } from "../host/git.ts";
+import { type Backup, type Manifest, writeBackup } from "./backup.ts";
+import { entryKey, readIndexEntries } from "./index_entries.ts";
+import { copyIndex } from "./apply.ts";
+import { type RunInfo, stamp, toManifest } from "./operation.ts";
+import { inTheWay, planPaths, type Targets, untrackedPaths } from "./plan.ts";
+import { inScope, type Repo, scopePathspecs } from "./repo.ts";
+import { treeFiles } from "./rollback_plan.ts";
+import { ancestors, hashStates } from "./worktree.ts";
+import { joinPath } from "../core/path.ts";
+
+/** Where a restore of `manifest` writes. */
+export function targetsOfManifest(manifest: Manifest): Targets {
+  const overwrite = new Set<string>();
+  const clear = new Set<string>();
+  const dirs = new Set<string>();
+  for (const [path, state] of Object.entries(manifest.paths)) {
+    if (state.kind === "dir") dirs.add(path);
+    else overwrite.add(path);
+    if (state.kind === "file" || state.kind === "symlink") clear.add(path);
+  }
+  for (const path of clear) for (const dir of ancestors(path)) dirs.add(dir);
+  return { overwrite, clear, dirs };
+}
+
+/**
+ * What changed since the rollback that made `backup`, and that a restore would overwrite: HEAD,
+ * the index in the scope, tracked files (git's own diff), untracked files in the way. Empty when
+ * the scope is exactly as the rollback left it.
+ */
+export async function changedSinceRollback(repo: Repo, backup: Backup): Promise<string[]> {
+  const m = backup.manifest;
+  if (m.after.kind !== "stable") {
+    return [`everything (${backup.ref} was saved before a forced restore, not by a rollback)`];
+  }
+  const changes: string[] = [];
+  const head = await resolveCommit(repo.top, "HEAD");
+  if (m.move_head && head !== m.after.commit) {
+    changes.push(
+      `HEAD (now ${head?.slice(0, 12)}, the rollback left ${m.after.commit.slice(0, 12)})`,
+    );
+  }
+  const expected = new Map(
+    [...await treeFiles(repo, m.after.commit)].map(([path, v]) => [path, `${v} 0 ---\t${path}`]),
+  );
+  for (const e of await readIndexEntries(repo.top, repo.index)) {
+    if (!inScope(repo, e.path) || e.mode === "160000") continue;
+    if (expected.get(e.path) !== entryKey(e)) changes.push(`${e.path} (staged)`);
+    expected.delete(e.path);
+  }
+  changes.push(...[...expected.keys()].map((path) => `${path} (removed from the index)`));
+  const diff = await git(repo.top, [
+    "--no-optional-locks",
+    "diff",
+    "--name-only",
+    "-z",
+    "--no-renames",
+    "--ignore-submodules=all",
+    "--",
+    ...scopePathspecs(repo),
+  ]);
+  changes.push(...diff.split("\0").filter(Boolean));
+  const targets = targetsOfManifest(m);
+  for (const path of await untrackedPaths(repo, repo.index)) {
+    if (inTheWay(path.replace(/\/$/, ""), targets)) changes.push(`${path} (untracked)`);
+  }
+  return [...new Set(changes)];
+}
+
+/** Saves what a restore of `backup` will overwrite, as it is now. Returns the new backup's ref. */
+export async function saveBeforeRestore(
+  repo: Repo,
+  backup: Backup,
+  { run, tmp }: { run: RunInfo; tmp: string },
+): Promise<string> {
+  const m = backup.manifest;
+  const indexCopy = joinPath(tmp, "current.index");
+  await copyIndex(repo, indexCopy);
+  const states = await planPaths(repo, {
+    candidates: new Set(Object.keys(m.paths)),
+    targets: targetsOfManifest(m),
+    indexFile: indexCopy,
+  });
+  await hashStates(repo.top, states, { write: true, tmp: joinPath(tmp, "links") });
+  const head = await resolveCommit(repo.top, "HEAD");
+  const known = new Set((await readIndexEntries(repo.top, indexCopy)).map((e) => e.oid));
+  const manifest = toManifest(states, known, {
+    task: `before restoring ${backup.ref.split("/").pop()}`,
+    created: run.now,
+    scope: m.scope,
+    pre_head: head ?? m.pre_head,
+    head_ref: await git(repo.top, ["symbolic-ref", "-q", "HEAD"]).catch(() => null),
+    move_head: m.move_head,
+    after: { kind: "restore", backup: backup.ref },
+  });
+  return await writeBackup(repo, manifest, {
+    name: `before-restore-${stamp(run.now)}`,
+    indexCopy,
+    tmp,
+  });
+}
