@@ -23,6 +23,7 @@ import {
 } from "../lib/claude/settings.ts";
 import { describeError, listNames, numberCodec, readState } from "../lib/state/store.ts";
 import { onPath } from "./init.ts";
+import { harnessChecks } from "../lib/harness/housekeeping.ts";
 
 export const help = `Usage: lifeline doctor [--root DIR] [--json]
 
@@ -40,6 +41,9 @@ Checks the setup; each check prints ok, warn or fail, with the fix in one line:
   watchers     whether a tmux watcher or stale-session daemon runs (its lock is held)
   corrupt      corrupt or quarantined state files
   claims       stale claim locks
+  harness      the loop harness's global iteration budget (fail handle stops every task at
+               max_iterations), when there is a harness
+  backups      what rollback backups add to the repository, against breaker.maxBackupsMB
 
 Exits 1 when any check fails.
 
@@ -369,6 +373,7 @@ export async function runChecks(ctx: Context, root: string): Promise<Check[]> {
       }
       : { name: "claims", status: "ok", message: "no stale claim locks" },
   );
+  checks.push(...await harnessChecks(root, config));
   return checks;
 }
 

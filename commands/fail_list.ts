@@ -9,6 +9,7 @@ import { absolutePath } from "../lib/core/path.ts";
 import { parseFlags } from "../lib/core/flags.ts";
 import { loadConfig } from "../lib/state/config.ts";
 import { backupReport } from "../lib/harness/housekeeping.ts";
+import { bytesText } from "../lib/harness/wording.ts";
 
 export const help = `Usage: lifeline fail list [--root DIR] [--json]
 
@@ -24,8 +25,7 @@ Options:
   --json       {"backups": [...], "new_bytes", "bound_bytes"}
   -h, --help`;
 
-const size = (bytes: number | null) =>
-  bytes === null ? "?" : bytes < 2 ** 20 ? `${bytes} B` : `${(bytes / 2 ** 20).toFixed(1)} MB`;
+const size = (bytes: number | null) => (bytes === null ? "?" : bytesText(bytes));
 
 export async function run(ctx: Context): Promise<number> {
   const { values } = parseFlags(ctx.args, { root: { type: "string" }, json: { type: "boolean" } });

@@ -79,7 +79,17 @@ const REFUSALS: RefusalCase[] = [
       await bigFile(`${repo}/data.bin`, 2);
     },
     refused:
-      /^files above breaker\.maxBackupFileMB \(1 MB\) would have to be saved: data\.bin \(2 MB\)$/,
+      /^files above breaker\.maxBackupFileMB \(1\.0 MB\) would have to be saved: data\.bin \(2\.0 MB\)$/,
+  },
+  {
+    name: "backups that would grow past breaker.maxBackupsMB",
+    files: { "data.bin": "small in the stable commit\n" },
+    async arrange(repo) {
+      await useConfig(repo, { maxBackupsMB: 0.001 });
+      await untrack(repo, "data.bin");
+      await Deno.writeFile(`${repo}/data.bin`, randomBytes(4096));
+    },
+    refused: /^backups would hold 4\.0 KB, over breaker\.maxBackupsMB \(1\.0 KB\)$/,
   },
 ];
 

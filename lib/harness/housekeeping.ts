@@ -12,7 +12,7 @@ import { peekState } from "./files.ts";
 import { readJournal, withRepoLock } from "./journal.ts";
 import { totalNewBytes } from "./operation.ts";
 import { openRepo } from "./repo.ts";
-import { command } from "./wording.ts";
+import { bytesText, command } from "./wording.ts";
 
 /** The backups of the repository holding `root`, and how much they add (null outside git). */
 export async function backupReport(
@@ -62,8 +62,6 @@ export interface HarnessCheck {
   fix?: string;
 }
 
-const mb = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MB`;
-
 /** `doctor`'s checks of the loop harness: the iteration budget, and the backups' size. */
 export async function harnessChecks(root: string, config: Config): Promise<HarnessCheck[]> {
   const checks: HarnessCheck[] = [];
@@ -85,9 +83,9 @@ export async function harnessChecks(root: string, config: Config): Promise<Harne
     checks.push({
       name: "backups",
       status: over ? "warn" : "ok",
-      message: `${report.backups.length} rollback backups add ${mb(report.newBytes)} (bound ${
-        mb(report.boundBytes)
-      }, breaker.maxBackupsMB)`,
+      message: `${report.backups.length} rollback backups add ${
+        bytesText(report.newBytes)
+      } (bound ${bytesText(report.boundBytes)}, breaker.maxBackupsMB)`,
       fix: "remove old ones: `lifeline fail prune --keep 5` (list them with `lifeline fail list`)",
     });
   }

@@ -22,11 +22,17 @@ async function filesUnder(dir: string, relative: string): Promise<string[]> {
   return files;
 }
 
+/** True when an older version left a set-aside copy. */
+export async function legacySetAsidePending(repo: Repo): Promise<boolean> {
+  return await pathExists(joinPath(repo.notes, "set-aside")) ||
+    await pathExists(joinPath(repo.notes, "set-aside.complete"));
+}
+
 /** Puts back what an older version left set aside. Returns the paths put back (from the top). */
 export async function recoverLegacySetAside(repo: Repo): Promise<string[]> {
   const aside = joinPath(repo.notes, "set-aside");
   const complete = joinPath(repo.notes, "set-aside.complete");
-  if (!(await pathExists(aside)) && !(await pathExists(complete))) return [];
+  if (!(await legacySetAsidePending(repo))) return [];
   const restored: string[] = [];
   // Without the marker the copy was never finished, and the originals were never touched.
   if (await pathExists(complete) && await pathExists(aside)) {

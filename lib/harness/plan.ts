@@ -13,6 +13,7 @@ import { joinPath } from "../core/path.ts";
 import { inScope, RefusedError, type Repo, scopePathspecs } from "./repo.ts";
 import { ancestors, type PathState, TreeReader } from "./worktree.ts";
 import type { IndexEntry } from "./index_entries.ts";
+import { bytesText } from "./wording.ts";
 
 /** Where an operation writes. */
 export interface Targets {
@@ -161,13 +162,13 @@ export async function refuseLargeFiles(
       joinPath(repo.top, path),
     ]);
     const stored = await git(repo.top, ["cat-file", "-e", oid]).then(() => true, () => false);
-    if (!stored) large.push(`${path} (${Math.round(state.size / 2 ** 20)} MB)`);
+    if (!stored) large.push(`${path} (${bytesText(state.size)})`);
   }
   if (large.length > 0) {
     throw new RefusedError(
-      `files above breaker.maxBackupFileMB (${
-        Math.round(maxBytes / 2 ** 20)
-      } MB) would have to be saved: ${listed(large)}`,
+      `files above breaker.maxBackupFileMB (${bytesText(maxBytes)}) would have to be saved: ${
+        listed(large)
+      }`,
       "move them out of the project, commit them, or raise breaker.maxBackupFileMB",
     );
   }

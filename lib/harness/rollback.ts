@@ -17,8 +17,14 @@ import { git, repoTop, resolveCommit } from "../host/git.ts";
 import { joinPath } from "../core/path.ts";
 import { applyRestore, applyRollback, copyIndex } from "./apply.ts";
 import { type Backup, listBackups, type Manifest, readBackup, writeBackup } from "./backup.ts";
-import { type Journal, readJournal, removeStaleLocks, withRepoLock } from "./journal.ts";
-import { recoverLegacySetAside } from "./legacy_set_aside.ts";
+import {
+  type Journal,
+  journalPending,
+  readJournal,
+  removeStaleLocks,
+  withRepoLock,
+} from "./journal.ts";
+import { legacySetAsidePending, recoverLegacySetAside } from "./legacy_set_aside.ts";
 import {
   OperationFailedError,
   type RunInfo,
@@ -41,6 +47,7 @@ import {
   type StableCommit,
 } from "./rollback_plan.ts";
 import { hashStates } from "./worktree.ts";
+import { bytesText } from "./wording.ts";
 
 /** The settings a rollback reads from `config.breaker`. */
 export interface RollbackSettings {
@@ -170,9 +177,9 @@ async function saveAndRollBack(
   const held = totalNewBytes(await listBackups(repo));
   if (held + manifest.new_bytes > settings.maxTotalBytes) {
     throw new RefusedError(
-      `backups would hold ${mb(held + manifest.new_bytes)} MB, over breaker.maxBackupsMB (${
-        mb(settings.maxTotalBytes)
-      } MB)`,
+      `backups would hold ${bytesText(held + manifest.new_bytes)}, over breaker.maxBackupsMB (${
+        bytesText(settings.maxTotalBytes)
+      })`,
       "remove old ones with `lifeline fail prune --keep 5` (see `lifeline fail list`)",
     );
   }
@@ -184,8 +191,6 @@ async function saveAndRollBack(
   await apply(ref, manifest, indexCopy);
   return { ref, manifest };
 }
-
-const mb = (bytes: number) => Math.round(bytes / 2 ** 20);
 
 /** Runs the git steps; when they fail, puts the backup back so nothing is left half-done. */
 async function applyOrUndo(
@@ -336,5 +341,7 @@ async function finishRollback(
 export async function recoverRepo(root: string, run: RunInfo): Promise<Recovered | null> {
   if (!(await repoTop(root))) return null;
   const repo = await openRepo(root);
+  // Most runs find nothing to do: they look without taking the lock (or creating anything).
+  if (!(await journalPending(repo)) && !(await legacySetAsidePending(repo))) return null;
   return await withRepoLock(repo, () => finishInterrupted(repo, run));
 }

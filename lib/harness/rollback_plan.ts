@@ -124,7 +124,7 @@ export interface RollbackPlan extends RollbackTarget {
   scope: string;
   moveHead: boolean;
   states: Map<string, PathState>;
-  /** Tracked paths set to the stable commit's version. */
+  /** Paths set to the stable commit's version (tracked now, or missing). */
   reverts: string[];
   /** Tracked paths the stable commit does not have: deleted. */
   deletes: string[];
@@ -155,15 +155,15 @@ export async function planFor(
   });
   await refuseLargeFiles(repo, states, maxFileBytes);
   const isFile = (p: string) => ["file", "symlink"].includes(states.get(p)?.kind ?? "");
+  const untracked = [...states.keys()].filter((p) => !tracked.has(p) && isFile(p)).sort();
   return {
     ...target,
     scope: repo.prefix,
     moveHead: repo.prefix === "",
     states,
-    reverts: [...candidates].filter((p) => stable.has(p)).sort(),
+    reverts: [...candidates].filter((p) => stable.has(p) && !untracked.includes(p)).sort(),
     deletes: removed.filter((p) => !skip.has(p)).sort(),
-    untracked: [...states.keys()].filter((p) => !tracked.has(p) && !stable.has(p) && isFile(p))
-      .sort(),
+    untracked,
     known: new Set([
       ...scoped.map((e) => e.oid),
       ...[...stable.values()].map((v) => v.split(" ")[1]!),

@@ -30,6 +30,12 @@ export const GLOSSARY: [string, string][] = [
   ],
 ];
 
+/** A size for people: `512 B`, `3.4 KB`, `12.0 MB`. */
+export function bytesText(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  return bytes < 2 ** 20 ? `${(bytes / 1024).toFixed(1)} KB` : `${(bytes / 2 ** 20).toFixed(1)} MB`;
+}
+
 /** A command line with the project root when it is not the working directory. */
 export function command(args: string, rootFlag: string | null): string {
   return `lifeline ${args}${rootFlag === null ? "" : ` --root ${rootFlag}`}`;
