@@ -131,7 +131,8 @@ async function composeIndex(repo: Repo, savedIndex: string, next: string): Promi
   return next;
 }
 
-function same(saved: SavedState, now: PathState): boolean {
+/** True when what is at a path now is its saved state (mode aside: a chmod is no conflict). */
+export function same(saved: SavedState, now: PathState): boolean {
   if (saved.kind !== now.kind) return false;
   if (saved.kind === "file" && now.kind === "file") return saved.oid === now.oid;
   if (saved.kind === "symlink" && now.kind === "symlink") return saved.target === now.target;

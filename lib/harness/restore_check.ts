@@ -9,12 +9,12 @@
 import { git, resolveCommit } from "../host/git.ts";
 import { type Backup, type Manifest, writeBackup } from "./backup.ts";
 import { entryKey, readIndexEntries } from "./index_entries.ts";
-import { copyIndex } from "./apply.ts";
+import { copyIndex, same } from "./apply.ts";
 import { type RunInfo, stamp, toManifest } from "./operation.ts";
 import { inTheWay, planPaths, type Targets, untrackedPaths } from "./plan.ts";
 import { inScope, type Repo, scopePathspecs } from "./repo.ts";
 import { treeFiles } from "./rollback_plan.ts";
-import { ancestors, hashStates } from "./worktree.ts";
+import { ancestors, hashStates, type PathState, TreeReader } from "./worktree.ts";
 import { joinPath } from "../core/path.ts";
 
 /** Where a restore of `manifest` writes. */
@@ -36,7 +36,11 @@ export function targetsOfManifest(manifest: Manifest): Targets {
  * the index in the scope, tracked files (git's own diff), untracked files in the way. Empty when
  * the scope is exactly as the rollback left it.
  */
-export async function changedSinceRollback(repo: Repo, backup: Backup): Promise<string[]> {
+export async function changedSinceRollback(
+  repo: Repo,
+  backup: Backup,
+  tmp: string,
+): Promise<string[]> {
   const m = backup.manifest;
   if (m.after.kind !== "stable") {
     return [`everything (${backup.ref} was saved before a forced restore, not by a rollback)`];
@@ -68,11 +72,27 @@ export async function changedSinceRollback(repo: Repo, backup: Backup): Promise<
     ...scopePathspecs(repo),
   ]);
   changes.push(...diff.split("\0").filter(Boolean));
-  const targets = targetsOfManifest(m);
-  for (const path of await untrackedPaths(repo, repo.index)) {
-    if (inTheWay(path.replace(/\/$/, ""), targets)) changes.push(`${path} (untracked)`);
-  }
+  changes.push(...await untrackedInTheWay(repo, m, tmp));
   return [...new Set(changes)];
+}
+
+/** Untracked files a restore would overwrite, unless they are what it would write anyway. */
+async function untrackedInTheWay(repo: Repo, m: Manifest, tmp: string): Promise<string[]> {
+  const targets = targetsOfManifest(m);
+  const found = (await untrackedPaths(repo, repo.index)).filter((p) =>
+    inTheWay(p.replace(/\/$/, ""), targets)
+  );
+  const reader = new TreeReader(repo.top);
+  const states = new Map<string, PathState>();
+  for (const path of found.filter((p) => !p.endsWith("/"))) {
+    states.set(path, await reader.state(path));
+  }
+  await hashStates(repo.top, states, { write: false, tmp: joinPath(tmp, "check") });
+  return found.filter((path) => {
+    const saved = m.paths[path];
+    const now = states.get(path);
+    return !(saved && now && same(saved, now));
+  }).map((path) => `${path} (untracked)`);
 }
 
 /** Saves what a restore of `backup` will overwrite, as it is now. Returns the new backup's ref. */

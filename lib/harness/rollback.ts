@@ -244,7 +244,7 @@ export async function restoreBackup(
       journal,
       tmp,
     ) => {
-      const changes = await changedSinceRollback(repo, backup);
+      const changes = await changedSinceRollback(repo, backup, tmp);
       if (changes.length > 0 && !force) {
         throw new RefusedError(
           `what changed since the rollback would be overwritten: ${listed(changes)}`,

@@ -13,7 +13,7 @@ import {
   operationInProgress,
   resolveCommit,
 } from "../host/git.ts";
-import { type IndexEntry, readIndexEntries } from "./index_entries.ts";
+import { readIndexEntries } from "./index_entries.ts";
 import { planPaths, refuseIndexStates, refuseLargeFiles, targetsOf } from "./plan.ts";
 import { inScope, RefusedError, type Repo, scopePathspecs } from "./repo.ts";
 import { type PathState, TreeReader } from "./worktree.ts";
@@ -91,31 +91,20 @@ export async function treeFiles(repo: Repo, commit: string): Promise<Map<string,
   return files;
 }
 
-/** Tracked files git considers clean and identical in the stable commit: a rollback leaves them. */
-async function untouched(
-  repo: Repo,
-  indexFile: string,
-  entries: IndexEntry[],
-  stable: Map<string, string>,
-): Promise<Set<string>> {
-  const changed = new Set(
-    (await git(repo.top, [
-      "--no-optional-locks",
-      "diff",
-      "--name-only",
-      "-z",
-      "--no-renames",
-      "--ignore-submodules=all",
-      "--",
-      ...scopePathspecs(repo),
-    ], { env: { GIT_INDEX_FILE: indexFile } })).split("\0"),
-  );
-  return new Set(
-    entries.filter((e) =>
-      e.stage === 0 && !e.intentToAdd && !e.skipWorktree && !e.assumeUnchanged &&
-      !changed.has(e.path) && stable.get(e.path) === `${e.mode} ${e.oid}`
-    ).map((e) => e.path),
-  );
+/** Paths whose content in the work tree differs from the stable commit's (git's own diff). */
+async function differing(repo: Repo, indexFile: string, stable: string): Promise<Set<string>> {
+  const out = await git(repo.top, [
+    "--no-optional-locks",
+    "diff",
+    "--name-only",
+    "-z",
+    "--no-renames",
+    "--ignore-submodules=all",
+    stable,
+    "--",
+    ...scopePathspecs(repo),
+  ], { env: { GIT_INDEX_FILE: indexFile } });
+  return new Set(out.split("\0").filter(Boolean));
 }
 
 /** What a rollback would do, and the paths its backup holds (their states, not yet hashed). */
@@ -124,7 +113,7 @@ export interface RollbackPlan extends RollbackTarget {
   scope: string;
   moveHead: boolean;
   states: Map<string, PathState>;
-  /** Paths set to the stable commit's version (tracked now, or missing). */
+  /** Paths whose content goes back to the stable commit's (tracked now, or missing). */
   reverts: string[];
   /** Tracked paths the stable commit does not have: deleted. */
   deletes: string[];
@@ -144,10 +133,11 @@ export async function planFor(
   await refuseIndexStates(repo, entries, new TreeReader(repo.top));
   const scoped = entries.filter((e) => e.mode !== "160000" && inScope(repo, e.path));
   const stable = await treeFiles(repo, target.stable.commit);
-  const skip = await untouched(repo, indexFile, scoped, stable);
   const tracked = new Set(scoped.map((e) => e.path));
   const removed = [...tracked].filter((p) => !stable.has(p));
-  const candidates = new Set([...tracked, ...stable.keys()].filter((p) => !skip.has(p)));
+  // Every tracked path, even one git calls clean: git rewrites a file whose stat data changed
+  // (a chmod git does not record, a touch), and with filters the bytes on disk may differ.
+  const candidates = new Set([...tracked, ...stable.keys()]);
   const states = await planPaths(repo, {
     candidates,
     targets: targetsOf(stable.keys(), removed),
@@ -156,13 +146,14 @@ export async function planFor(
   await refuseLargeFiles(repo, states, maxFileBytes);
   const isFile = (p: string) => ["file", "symlink"].includes(states.get(p)?.kind ?? "");
   const untracked = [...states.keys()].filter((p) => !tracked.has(p) && isFile(p)).sort();
+  const changed = await differing(repo, indexFile, target.stable.commit);
   return {
     ...target,
     scope: repo.prefix,
     moveHead: repo.prefix === "",
     states,
-    reverts: [...candidates].filter((p) => stable.has(p) && !untracked.includes(p)).sort(),
-    deletes: removed.filter((p) => !skip.has(p)).sort(),
+    reverts: [...changed].filter((p) => stable.has(p) && !untracked.includes(p)).sort(),
+    deletes: removed.sort(),
     untracked,
     known: new Set([
       ...scoped.map((e) => e.oid),
