@@ -12,7 +12,12 @@ import { parseFlags } from "../lib/core/flags.ts";
 import { loadConfig } from "../lib/state/config.ts";
 import { nameArgument } from "../lib/state/layout.ts";
 import type { ErrorType } from "../lib/harness/classify_policy.ts";
-import { type EngineContext, handleFailure, handleSuccess } from "../lib/harness/engine.ts";
+import {
+  type EngineContext,
+  type FailureInput,
+  handleFailure,
+  handleSuccess,
+} from "../lib/harness/engine.ts";
 import { exitCode, handleJson, handleText } from "../lib/harness/render.ts";
 import { GLOSSARY, STRATEGIES } from "../lib/harness/wording.ts";
 
@@ -29,17 +34,13 @@ Handles one failure of an autonomous loop, as spec/handle-failure.md describes:
   2. classifies the error as code, architecture or process, and names the rule that matched
   3. counts failures per skill and per task (GLOBAL_STATE.md: "- <skill>: N/3"), adds 10 to
      ITERATION_COUNTER.md, and opens the task's breaker at 3 (.EnjoyHarness/.circuit-breaker-task-<ID>)
-  4. rolls back on an architecture error, a skill's second failure, or --unstable, to
-     refs/lifeline/stable (or the newest tag matching "stable*"): first it saves everything the
-     rollback overwrites or deletes (ignored files in its way too, bytes and modes exact) under
-     refs/lifeline/backups/<task>-<time>. At the repository's top the branch moves (git reset
-     --hard); in a subdirectory only that subtree is restored and HEAD stays. lifeline's own
-     state (sessions/, logs/, .lifeline/, .claims/, .EnjoyHarness/, .trace/) is never touched,
-     nor anything outside the root. What cannot be saved (a merge in progress, a dirty
-     submodule, unmerged or changed skip-worktree files, a nested repository in the way, a file
-     over breaker.maxBackupFileMB) is refused, and still counted.
-  5. decides the retry strategy, appends "## 失败记录 #N" to .trace/ERROR_TRACE.md and writes
-     .trace/FAILURE_REPORT_<ID>.md
+  4. rolls back (an architecture error, a skill's second failure, --unstable) to refs/lifeline/stable
+     or the newest "stable*" tag, after saving all it overwrites under refs/lifeline/backups/:
+     the branch moves at the repository's top, only the subtree below it. lifeline's own state
+     and paths outside the root are never touched. What it cannot save (a merge in progress, a
+     dirty submodule, unmerged or changed skip-worktree files, a nested repository in the way,
+     a file over breaker.maxBackupFileMB) is refused, and still counted.
+  5. decides the strategy, appends "## 失败记录 #N" to .trace/ERROR_TRACE.md, writes the report
 
 Strategies:
 ${Object.entries(STRATEGIES).map(([s, text]) => `  ${s}  ${text}`).join("\n")}
@@ -50,9 +51,8 @@ With --json, "stop" is true exactly when the exit code is 10; "escalate" says wh
 is needed (under human_escalation_policy: true_blockers_only, only for an open breaker or a
 spent budget; an architecture error stops the task but is fixed without one).
 
-While a task's breaker is open, its failures are answered at once. --success clears the task's
-and the skill's counts, closes the breaker and marks HEAD stable; \`lifeline fail reset\` clears
-counts without marking anything stable.
+An open breaker answers its task's failures at once. --success clears the task's and skill's
+counts, closes the breaker, marks HEAD stable; \`lifeline fail reset\` marks nothing stable.
 
 Terms in the next steps:
 ${GLOSSARY.map(([term, text]) => `  ${term}: ${text}`).join("\n")}
@@ -77,16 +77,7 @@ export type HandleArgs =
   & { root?: string; json: boolean; dryRun: boolean }
   & (
     | { kind: "success"; task: string; skill: string }
-    | {
-      kind: "failure";
-      task: string;
-      skill: string;
-      error: string;
-      type?: ErrorType;
-      files: string[];
-      unstable: boolean;
-      noRollback: boolean;
-    }
+    | ({ kind: "failure" } & Omit<FailureInput, "dryRun">)
   );
 
 /** Parses an event line `<ISO> | FAILURE | <skill> | <task> - <detail> | FAILURE`. */
@@ -106,35 +97,55 @@ export function parseEventLine(line: string): { skill: string; task: string; err
   };
 }
 
+const FLAGS = {
+  task: { type: "string" },
+  skill: { type: "string" },
+  error: { type: "string" },
+  type: { type: "string" },
+  files: { type: "string" },
+  unstable: { type: "boolean" },
+  event: { type: "string" },
+  success: { type: "boolean" },
+  root: { type: "string" },
+  json: { type: "boolean" },
+  "dry-run": { type: "boolean" },
+  "no-rollback": { type: "boolean" },
+} as const;
+
+/** The failure's fields: the flags, else the event line's, else stdin's JSON under the flags. */
+function failureFields(
+  values: Record<string, unknown>,
+  stdinJson: unknown,
+): Record<string, unknown> {
+  if (typeof values.event === "string") return { ...values, ...parseEventLine(values.event) };
+  if (values.task !== undefined || stdinJson === undefined) return values;
+  if (!stdinJson || typeof stdinJson !== "object" || Array.isArray(stdinJson)) {
+    throw new UsageError("stdin must be a JSON object with task, skill and error");
+  }
+  return { ...stdinJson, ...values };
+}
+
+function filesOf(files: unknown): string[] {
+  if (Array.isArray(files)) return files.map(String);
+  return typeof files === "string" ? files.split(",").map((f) => f.trim()).filter(Boolean) : [];
+}
+
+function errorType(type: unknown): ErrorType | undefined {
+  if (type === undefined) return undefined;
+  const known = TYPES.find((t) => t === type);
+  if (!known) throw new UsageError(`--type must be code, architecture or process, got "${type}"`);
+  return known;
+}
+
 /** Parses `fail handle` arguments (and the stdin JSON, when given). Throws UsageError. */
 export function parse(args: readonly string[], stdinJson?: unknown): HandleArgs {
-  const { values } = parseFlags(args, {
-    task: { type: "string" },
-    skill: { type: "string" },
-    error: { type: "string" },
-    type: { type: "string" },
-    files: { type: "string" },
-    unstable: { type: "boolean" },
-    event: { type: "string" },
-    success: { type: "boolean" },
-    root: { type: "string" },
-    json: { type: "boolean" },
-    "dry-run": { type: "boolean" },
-    "no-rollback": { type: "boolean" },
-  });
+  const { values } = parseFlags(args, FLAGS);
   const common = {
     json: values.json === true,
     dryRun: values["dry-run"] === true,
     ...(values.root ? { root: values.root } : {}),
   };
-  let fields: Record<string, unknown> = { ...values };
-  if (values.event !== undefined) fields = { ...fields, ...parseEventLine(values.event) };
-  else if (values.task === undefined && stdinJson !== undefined) {
-    if (!stdinJson || typeof stdinJson !== "object" || Array.isArray(stdinJson)) {
-      throw new UsageError("stdin must be a JSON object with task, skill and error");
-    }
-    fields = { ...stdinJson as Record<string, unknown>, ...fields };
-  }
+  const fields = failureFields(values, stdinJson);
   if (fields.task === undefined) {
     throw new UsageError("missing --task (or --event, or JSON on stdin)");
   }
@@ -145,22 +156,14 @@ export function parse(args: readonly string[], stdinJson?: unknown): HandleArgs 
   if (typeof fields.error !== "string" || fields.error.trim() === "") {
     throw new UsageError("missing --error");
   }
-  const type = fields.type;
-  if (type !== undefined && !TYPES.includes(type as ErrorType)) {
-    throw new UsageError(`--type must be code, architecture or process, got "${type}"`);
-  }
-  const files = Array.isArray(fields.files)
-    ? fields.files.map(String)
-    : typeof fields.files === "string"
-    ? fields.files.split(",").map((f) => f.trim()).filter(Boolean)
-    : [];
+  const type = errorType(fields.type);
   return {
     kind: "failure",
     task,
     skill,
     error: fields.error,
-    ...(type ? { type: type as ErrorType } : {}),
-    files,
+    ...(type ? { type } : {}),
+    files: filesOf(fields.files),
     unstable: values.unstable === true || fields.unstable === true,
     noRollback: values["no-rollback"] === true,
     ...common,

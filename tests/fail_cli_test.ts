@@ -3,28 +3,14 @@
 // fail reset, fail list and fail prune, English headings, and help for the terms it uses.
 import assert from "node:assert/strict";
 import { commitAll, git } from "./helpers/git_repo.ts";
-import { backupRefs, handle, lifeline, setUp, state } from "./helpers/harness.ts";
+import { backupRefs, failHandle, handle, lifeline, setUp, state } from "./helpers/harness.ts";
 import { exactTree } from "./helpers/repo_state.ts";
 import { withTempDir } from "./helpers/temp.ts";
 
 const IGNORE = Deno.build.os === "windows";
 
-/** `fail handle` without --unstable, as JSON. */
-async function fail(dir: string, task: string, skill: string, error: string, ...extra: string[]) {
-  const result = await lifeline(dir, [
-    "fail",
-    "handle",
-    "--task",
-    task,
-    "--skill",
-    skill,
-    "--error",
-    error,
-    ...extra,
-  ]);
-  assert.ok(result.code === 0 || result.code === 10, `exit ${result.code}: ${result.stderr}`);
-  return result;
-}
+const fail = (dir: string, task: string, skill: string, error: string, ...extra: string[]) =>
+  failHandle(dir, [task, skill, error], ...extra);
 
 /** A harness whose budget is `max` iterations (10 per handling), as another tool wrote it. */
 async function spendable(repo: string, max: number): Promise<void> {

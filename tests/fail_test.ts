@@ -5,42 +5,13 @@ import { classifyError } from "../lib/harness/classify_policy.ts";
 import { parseEventLine } from "../commands/fail_handle.ts";
 import { commitAll, git, makeRepo, treeSnapshot } from "./helpers/git_repo.ts";
 import { runLifeline } from "./helpers/lifeline.ts";
+import { handleJson, lifeline, setUp } from "./helpers/harness.ts";
 import { listDir, withTempDir } from "./helpers/temp.ts";
 
 const IGNORE = Deno.build.os === "windows";
 
-async function lifeline(dir: string, args: string[], stdin?: string) {
-  return await runLifeline(args, {
-    env: { HOME: `${dir}/home` },
-    cwd: `${dir}/repo`,
-    ...(stdin === undefined ? {} : { stdin }),
-    timeoutMs: 60_000,
-  });
-}
-
-async function handle(dir: string, task: string, skill: string, error: string, ...extra: string[]) {
-  const result = await lifeline(dir, [
-    "fail",
-    "handle",
-    "--task",
-    task,
-    "--skill",
-    skill,
-    "--error",
-    error,
-    "--json",
-    ...extra,
-  ]);
-  assert.ok(result.code === 0 || result.code === 10, `exit ${result.code}: ${result.stderr}`);
-  return { code: result.code, ...JSON.parse(result.stdout) };
-}
-
-async function setUp(dir: string, files?: Record<string, string>): Promise<string> {
-  const repo = await makeRepo(`${dir}/repo`, files);
-  const init = await lifeline(dir, ["fail", "init"]);
-  assert.equal(init.code, 0, init.stderr);
-  return repo;
-}
+const handle = (dir: string, task: string, skill: string, error: string, ...extra: string[]) =>
+  handleJson(dir, [task, skill, error], ...extra);
 
 const read = (repo: string, path: string) => Deno.readTextFile(`${repo}/${path}`);
 const state = async (repo: string) =>
@@ -548,7 +519,7 @@ Deno.test({
         assert.match(result.stderr, /^Usage: lifeline fail handle/);
         assert.match(result.stderr, /error: /);
       }
-      const badStdin = await lifeline(dir, ["fail", "handle"], "{not json");
+      const badStdin = await lifeline(dir, ["fail", "handle"], `${dir}/repo`, "{not json");
       assert.equal(badStdin.code, 64);
       assert.deepEqual(await treeSnapshot(repo, [".git"]), before);
     });
@@ -573,6 +544,7 @@ Deno.test({
       const stdin = await lifeline(
         dir,
         ["fail", "handle", "--json"],
+        `${dir}/repo`,
         JSON.stringify({
           task: "T10",
           skill: "deploy",

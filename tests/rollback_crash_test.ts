@@ -57,7 +57,7 @@ Deno.test({
     await withTempDir(async (dir) => {
       const files: Record<string, string> = {};
       for (let i = 0; i < 200; i++) files[`src/f${i}.txt`] = `base ${i}\n`;
-      const repo = await setUp(dir, files);
+      const repo = await setUp(dir, files, { budget: 1000 });
       for (let i = 0; i < 200; i += 2) {
         await Deno.writeTextFile(`${repo}/src/f${i}.txt`, `later ${i}\n`);
       }
@@ -142,7 +142,7 @@ Deno.test({
   ignore: IGNORE,
   async fn() {
     await withTempDir(async (dir) => {
-      const repo = await setUp(dir);
+      const repo = await setUp(dir, undefined, { budget: 1000 });
       await Deno.writeTextFile(`${repo}/README.md`, "changed\n");
       await Deno.writeTextFile(`${repo}/.git/index.lock`, "someone else's");
       setTimeout(() => Deno.remove(`${repo}/.git/index.lock`), 1000);
@@ -158,7 +158,7 @@ Deno.test({
   ignore: IGNORE,
   async fn() {
     await withTempDir(async (dir) => {
-      const repo = await setUp(dir);
+      const repo = await setUp(dir, undefined, { budget: 1000 });
       const codeError = ["fail", "handle", "--task", "T1", "--skill", "s", "--error", "TypeError"];
       assert.equal((await lifeline(dir, codeError)).code, 0);
       const harness = await Deno.readTextFile(`${repo}/.EnjoyHarness/handle-failure.json`);

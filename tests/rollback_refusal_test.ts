@@ -3,17 +3,11 @@
 // save (a nested repository or a large file out of its way) it leaves alone.
 import assert from "node:assert/strict";
 import { commitAll, git } from "./helpers/git_repo.ts";
-import { backupRefs, handle, setUp, state } from "./helpers/harness.ts";
+import { backupRefs, handle, setUp, state, untrack } from "./helpers/harness.ts";
 import { diskBytes, exactTree, indexState, OWN_STATE as OWN } from "./helpers/repo_state.ts";
 import { withTempDir } from "./helpers/temp.ts";
 
 const IGNORE = Deno.build.os === "windows";
-
-/** Stops tracking `paths` in a new commit; the files stay on disk. */
-async function untrack(repo: string, ...paths: string[]): Promise<void> {
-  await git(repo, "rm", "--cached", "--quiet", "-r", ...paths);
-  await git(repo, "commit", "--quiet", "-m", `untrack ${paths.join(", ")}`);
-}
 
 async function useConfig(repo: string, breaker: Record<string, number>): Promise<void> {
   await Deno.writeTextFile(
@@ -100,7 +94,7 @@ Deno.test({
     for (const c of REFUSALS) {
       await t.step(c.name, async () => {
         await withTempDir(async (dir) => {
-          const repo = await setUp(dir, { "README.md": "hello\n", ...c.files });
+          const repo = await setUp(dir, { "README.md": "hello\n", ...c.files }, { budget: 1000 });
           await Deno.writeTextFile(`${repo}/README.md`, "later\n");
           await commitAll(repo, "later work");
           await c.arrange(repo);
@@ -145,7 +139,7 @@ Deno.test({
     for (const [name, arrange] of cases) {
       await t.step(name, async () => {
         await withTempDir(async (dir) => {
-          const repo = await setUp(dir, { "README.md": "hello\n" });
+          const repo = await setUp(dir, { "README.md": "hello\n" }, { budget: 1000 });
           await Deno.writeTextFile(`${repo}/README.md`, "later\n");
           await commitAll(repo, "later work");
           await arrange(repo);

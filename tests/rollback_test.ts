@@ -12,6 +12,7 @@ import {
   setUp,
   state,
   stateWriter,
+  untrack,
 } from "./helpers/harness.ts";
 import { exactTree, indexState, inodes, OWN_STATE as OWN } from "./helpers/repo_state.ts";
 import { withTempDir } from "./helpers/temp.ts";
@@ -23,7 +24,9 @@ Deno.test({
   ignore: IGNORE,
   async fn() {
     await withTempDir(async (dir) => {
-      const repo = await setUp(dir, { "config.local": "token=stable\n", "app.ts": "v1\n" });
+      const repo = await setUp(dir, { "config.local": "token=stable\n", "app.ts": "v1\n" }, {
+        budget: 1000,
+      });
       await git(repo, "rm", "--cached", "--quiet", "config.local");
       await Deno.writeTextFile(`${repo}/.gitignore`, "config.local\n");
       await commitAll(repo, "stop tracking config.local");
@@ -55,7 +58,7 @@ Deno.test({
     await withTempDir(async (dir) => {
       const files: Record<string, string> = {};
       for (let i = 0; i < 300; i++) files[`src/f${i}.ts`] = `export const v${i} = 1;\n`;
-      const repo = await setUp(dir, files);
+      const repo = await setUp(dir, files, { budget: 1000 });
       const rounds = 300;
       const writer = stateWriter(repo, "count", String(rounds));
       for (let i = 0; i < 6; i++) {
@@ -80,7 +83,7 @@ Deno.test({
   ignore: IGNORE,
   async fn() {
     await withTempDir(async (dir) => {
-      const repo = await setUp(dir);
+      const repo = await setUp(dir, undefined, { budget: 1000 });
       const writer = stateWriter(repo, "count", "5");
       assert.equal(await firstLine(writer), "done");
       await writer.status;
@@ -116,7 +119,7 @@ Deno.test({
     await withTempDir(async (dir) => {
       const files: Record<string, string> = {};
       for (let i = 0; i < 100; i++) files[`src/f${i}.ts`] = `export const v${i} = 1;\n`;
-      const repo = await setUp(dir, files);
+      const repo = await setUp(dir, files, { budget: 1000 });
       // Like most projects, this one does not ignore sessions/ and logs/.
       await Deno.writeTextFile(
         `${repo}/.git/info/exclude`,
@@ -205,12 +208,6 @@ Deno.test({
     });
   },
 });
-
-/** Stops tracking `paths` in a new commit; the files stay on disk. */
-async function untrack(repo: string, ...paths: string[]): Promise<void> {
-  await git(repo, "rm", "--cached", "--quiet", "-r", ...paths);
-  await git(repo, "commit", "--quiet", "-m", `untrack ${paths.join(", ")}`);
-}
 
 /** One hostile state for #6: `arrange` runs on a repository tagged stable-1 with a later commit. */
 interface ExactCase {
@@ -308,7 +305,7 @@ Deno.test({
     for (const c of EXACT_CASES) {
       await t.step(c.name, async () => {
         await withTempDir(async (dir) => {
-          const repo = await setUp(dir, { "README.md": "hello\n", ...c.files });
+          const repo = await setUp(dir, { "README.md": "hello\n", ...c.files }, { budget: 1000 });
           await Deno.writeTextFile(`${repo}/README.md`, "committed after stable-1\n");
           await commitAll(repo, "later");
           await c.arrange(repo);

@@ -166,17 +166,9 @@ export function decideFailure<T extends HarnessCounts>(
   if (current >= max) {
     return { state: before, actions: [], verdict: { kind: "global_breaker", current, max } };
   }
-  const skillCount = (before.skills[event.skill] ?? 0) + 1;
-  const taskCount = (before.tasks[event.task] ?? 0) + 1;
+  const { state, skillCount, taskCount } = counted(before, event, settings, ts);
   const count = Math.max(skillCount, taskCount);
   const threshold = settings.threshold;
-  const state = withEvent({
-    ...before,
-    skills: { ...before.skills, [event.skill]: skillCount },
-    tasks: { ...before.tasks, [event.task]: taskCount },
-    current_iteration: current + settings.iterationsPerHandling,
-    failure_records: before.failure_records + 1,
-  }, `${ts} | harness-handle-failure | FAILURE_HANDLED | ${event.task} | FAILURE`);
   const taskBreaker = count >= threshold;
   const globalBreaker = state.current_iteration >= state.max_iterations;
   const { strategy, strategyReason } = strategyFor(event, { count, taskCount, threshold });
@@ -201,6 +193,25 @@ export function decideFailure<T extends HarnessCounts>(
     escalate,
   };
   return { state, actions: failureActions(event, ts, verdict), verdict };
+}
+
+/** The state with this failure counted, its iterations spent and its event recorded. */
+function counted<T extends HarnessCounts>(
+  before: T,
+  event: FailureEvent,
+  settings: FailureSettings,
+  ts: string,
+): { state: T; skillCount: number; taskCount: number } {
+  const skillCount = (before.skills[event.skill] ?? 0) + 1;
+  const taskCount = (before.tasks[event.task] ?? 0) + 1;
+  const state = withEvent({
+    ...before,
+    skills: { ...before.skills, [event.skill]: skillCount },
+    tasks: { ...before.tasks, [event.task]: taskCount },
+    current_iteration: before.current_iteration + settings.iterationsPerHandling,
+    failure_records: before.failure_records + 1,
+  }, `${ts} | harness-handle-failure | FAILURE_HANDLED | ${event.task} | FAILURE`);
+  return { state, skillCount, taskCount };
 }
 
 function failureEvent(event: FailureEvent, ts: string): HarnessAction {

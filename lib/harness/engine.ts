@@ -117,6 +117,7 @@ export async function handleFailure(
   return await locked(ctx.root, () => decide(ctx, input, recovered));
 }
 
+/** Asks the policy about this failure, and carries out its answer (or, in a dry run, plans it). */
 async function decide(ctx: EngineContext, input: FailureInput, recovered: Recovered | null) {
   const p = harnessPaths(ctx.root);
   const state = await loadState(ctx.root, ctx.config.breaker.maxIterations);
@@ -145,23 +146,8 @@ async function decide(ctx: EngineContext, input: FailureInput, recovered: Recove
       breakerSkill: await breakerSkill(ctx.root, input.task),
     };
   }
-  if (verdict.kind === "global_breaker") {
-    return { ...base, ...verdict };
-  }
-  const outcome: HandledOutcome = {
-    ...base,
-    kind: "handled",
-    ts: isoSeconds(ctx.now),
-    type: classified.type,
-    rule: classified.rule,
-    detail: input.error,
-    files: input.files,
-    decision: verdict,
-    iteration: { current: next.current_iteration, max: next.max_iterations },
-    rollback: { status: "not_needed" },
-    report: relativeTo(ctx.root, p.report(input.task)),
-    nextSteps: nextSteps(verdict, { ...input, type: classified.type, rootFlag: ctx.rootFlag }),
-  };
+  if (verdict.kind === "global_breaker") return { ...base, ...verdict };
+  const outcome = handled(ctx, input, { ...base, ...classified, decision: verdict, next });
   if (input.dryRun) {
     if (verdict.rollback) outcome.rollback = await planOnly(ctx, verdict.rollback);
     return outcome;
@@ -169,6 +155,30 @@ async function decide(ctx: EngineContext, input: FailureInput, recovered: Recove
   await saveState(ctx.root, next, format(ctx)); // counted first, whatever happens next
   await execute(ctx, actions, { outcome, noRollback: input.noRollback });
   return outcome;
+}
+
+/** The outcome of a handled failure, before its actions run. */
+function handled(
+  ctx: EngineContext,
+  input: FailureInput,
+  { next, decision, type, rule, ...base }:
+    & Pick<HandledOutcome, "task" | "skill" | "dryRun" | "recovered" | "type" | "rule" | "decision">
+    & { next: HarnessState },
+): HandledOutcome {
+  return {
+    ...base,
+    kind: "handled",
+    ts: isoSeconds(ctx.now),
+    type,
+    rule,
+    detail: input.error,
+    files: input.files,
+    decision,
+    iteration: { current: next.current_iteration, max: next.max_iterations },
+    rollback: { status: "not_needed" },
+    report: relativeTo(ctx.root, harnessPaths(ctx.root).report(input.task)),
+    nextSteps: nextSteps(decision, { ...input, type, rootFlag: ctx.rootFlag }),
+  };
 }
 
 /** Carries out the policy's actions in order. */

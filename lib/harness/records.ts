@@ -167,60 +167,60 @@ const SKILL = "harness-handle-failure";
 
 /** One line of EVENT_LOG.md: `{TIMESTAMP} | {KIND} | {skill} | {detail} | {status}`. */
 export function eventLine(event: HarnessEvent | EngineEvent, lang: Language): string {
-  const en = lang === "en";
-  const line = (kind: string, detail: string, status: string) =>
-    `${event.ts} | ${kind} | ${SKILL} | ${detail} | ${status}`;
-  switch (event.kind) {
-    case "failure":
-      return `${event.ts} | FAILURE | ${event.skill} | ${event.task} - ${event.detail} | FAILURE`;
+  if (event.kind === "failure") {
+    return `${event.ts} | FAILURE | ${event.skill} | ${event.task} - ${event.detail} | FAILURE`;
+  }
+  const [kind, detail, status] = eventParts(event, lang === "en");
+  return `${event.ts} | ${kind} | ${SKILL} | ${detail} | ${status}`;
+}
+
+/** The kind, the detail (in the language) and the status of an event line. */
+function eventParts(
+  e: Exclude<HarnessEvent | EngineEvent, { kind: "failure" }>,
+  en: boolean,
+): [string, string, string] {
+  switch (e.kind) {
     case "breaker_open_unhandled":
-      return line(
+      return [
         "CIRCUIT_BREAKER_OPEN",
         en
-          ? `the breaker of task ${event.task} is open; not handled`
-          : `任务 ${event.task} 的熔断已打开, 未处理`,
+          ? `the breaker of task ${e.task} is open; not handled`
+          : `任务 ${e.task} 的熔断已打开, 未处理`,
         "BLOCKED",
-      );
-    case "breaker_triggered":
-      return line(
-        "CIRCUIT_BREAKER_TRIGGERED",
-        en
-          ? `task breaker (task: ${event.task}, errors: ${event.count}/${event.threshold})`
-          : `任务级熔断 (任务: ${event.task}, 错误: ${event.count}/${event.threshold})`,
-        "CRITICAL",
-      );
+      ];
+    case "breaker_triggered": {
+      const n = `${e.count}/${e.threshold}`;
+      const detail = en
+        ? `task breaker (task: ${e.task}, errors: ${n})`
+        : `任务级熔断 (任务: ${e.task}, 错误: ${n})`;
+      return ["CIRCUIT_BREAKER_TRIGGERED", detail, "CRITICAL"];
+    }
     case "retry":
-      return line(
+      return [
         "RETRY",
-        en
-          ? `retry ${event.skill} (attempt ${event.count})`
-          : `重试 ${event.skill} (第${event.count}次)`,
+        en ? `retry ${e.skill} (attempt ${e.count})` : `重试 ${e.skill} (第${e.count}次)`,
         "STARTING",
-      );
+      ];
     case "retry_succeeded":
-      return line(
+      return [
         "RETRY",
-        en ? `${event.task} retry succeeded, counts cleared` : `${event.task} 重试成功, 计数已清除`,
+        en ? `${e.task} retry succeeded, counts cleared` : `${e.task} 重试成功, 计数已清除`,
         "SUCCESS",
-      );
+      ];
     case "reset":
-      return line("RESET", resetText(event, en), "SUCCESS");
-    case "rollback_done":
-      return line(
+      return ["RESET", resetText(e, en), "SUCCESS"];
+    case "rollback_done": {
+      const where = e.scope ? ` (${e.scope}/)` : "";
+      return [
         "ROLLBACK",
-        `${en ? "rolled back to" : "回滚到"} ${event.commit.slice(0, 12)}${
-          event.scope ? ` (${event.scope}/)` : ""
-        }`,
+        `${en ? "rolled back to" : "回滚到"} ${e.commit.slice(0, 12)}${where}`,
         "SUCCESS",
-      );
+      ];
+    }
     case "rollback_not_done":
-      return line(
-        "ROLLBACK",
-        `${en ? "rollback refused" : "回滚被拒绝"}: ${event.message}`,
-        "FAILURE",
-      );
+      return ["ROLLBACK", `${en ? "rollback refused" : "回滚被拒绝"}: ${e.message}`, "FAILURE"];
     case "restore":
-      return line("RESTORE", `${en ? "restored" : "恢复"} ${event.ref}`, "SUCCESS");
+      return ["RESTORE", `${en ? "restored" : "恢复"} ${e.ref}`, "SUCCESS"];
   }
 }
 

@@ -13,7 +13,7 @@ import { copyIndex, same } from "./apply.ts";
 import { type RunInfo, stamp, toManifest } from "./operation.ts";
 import { inTheWay, planPaths, type Targets, untrackedPaths } from "./plan.ts";
 import { inScope, type Repo, scopePathspecs } from "./repo.ts";
-import { treeFiles } from "./rollback_plan.ts";
+import { changedPaths, treeFiles } from "./rollback_plan.ts";
 import { ancestors, hashStates, type PathState, TreeReader } from "./worktree.ts";
 import { joinPath } from "../core/path.ts";
 
@@ -61,17 +61,7 @@ export async function changedSinceRollback(
     expected.delete(e.path);
   }
   changes.push(...[...expected.keys()].map((path) => `${path} (removed from the index)`));
-  const diff = await git(repo.top, [
-    "--no-optional-locks",
-    "diff",
-    "--name-only",
-    "-z",
-    "--no-renames",
-    "--ignore-submodules=all",
-    "--",
-    ...scopePathspecs(repo),
-  ]);
-  changes.push(...diff.split("\0").filter(Boolean));
+  changes.push(...await changedPaths(repo, { indexFile: repo.index }));
   changes.push(...await untrackedInTheWay(repo, m, tmp));
   return [...new Set(changes)];
 }

@@ -91,8 +91,14 @@ export async function treeFiles(repo: Repo, commit: string): Promise<Map<string,
   return files;
 }
 
-/** Paths whose content in the work tree differs from the stable commit's (git's own diff). */
-async function differing(repo: Repo, indexFile: string, stable: string): Promise<Set<string>> {
+/**
+ * Tracked paths in the scope whose work tree content differs, by git's own diff (filters
+ * applied), from the index in `indexFile`, or from `commit` when given.
+ */
+export async function changedPaths(
+  repo: Repo,
+  { indexFile, commit }: { indexFile: string; commit?: string },
+): Promise<string[]> {
   const out = await git(repo.top, [
     "--no-optional-locks",
     "diff",
@@ -100,11 +106,11 @@ async function differing(repo: Repo, indexFile: string, stable: string): Promise
     "-z",
     "--no-renames",
     "--ignore-submodules=all",
-    stable,
+    ...(commit ? [commit] : []),
     "--",
     ...scopePathspecs(repo),
   ], { env: { GIT_INDEX_FILE: indexFile } });
-  return new Set(out.split("\0").filter(Boolean));
+  return out.split("\0").filter(Boolean);
 }
 
 /** What a rollback would do, and the paths its backup holds (their states, not yet hashed). */
@@ -146,13 +152,13 @@ export async function planFor(
   await refuseLargeFiles(repo, states, maxFileBytes);
   const isFile = (p: string) => ["file", "symlink"].includes(states.get(p)?.kind ?? "");
   const untracked = [...states.keys()].filter((p) => !tracked.has(p) && isFile(p)).sort();
-  const changed = await differing(repo, indexFile, target.stable.commit);
+  const changed = await changedPaths(repo, { indexFile, commit: target.stable.commit });
   return {
     ...target,
     scope: repo.prefix,
     moveHead: repo.prefix === "",
     states,
-    reverts: [...changed].filter((p) => stable.has(p) && !untracked.includes(p)).sort(),
+    reverts: changed.filter((p) => stable.has(p) && !untracked.includes(p)).sort(),
     deletes: removed.sort(),
     untracked,
     known: new Set([

@@ -81,6 +81,23 @@ export const STRATEGIES: Record<Strategy, string> = {
   C: "do not retry (an architecture error, 3 failures, or a repeated process error)",
 };
 
+function breakerSteps(
+  d: FailureDecision,
+  { task, skill, rootFlag }: { task: string; skill: string; rootFlag: string | null },
+): string[] {
+  return [
+    d.taskBreaker
+      ? "Stop this task: its circuit breaker is open."
+      : "Stop: the global iteration budget is spent; every task stops.",
+    d.escalate
+      ? "This is a true blocker: trigger harness-escalate-to-human with the report."
+      : "Run harness-diagnose-and-improve before any retry.",
+    d.taskBreaker
+      ? `Read .trace/ERROR_TRACE.md; after the fix: ${successCommand(task, skill, rootFlag)}`
+      : `Read .trace/ERROR_TRACE.md; then: ${command("fail reset --global", rootFlag)}`,
+  ];
+}
+
 /** The next steps of the specification's Step 10 for a decision, with exact commands. */
 export function nextSteps(
   d: FailureDecision,
@@ -92,19 +109,7 @@ export function nextSteps(
   },
 ): string[] {
   const onSuccess = `On success run: ${successCommand(task, skill, rootFlag)}`;
-  if (d.taskBreaker || d.globalBreaker) {
-    return [
-      d.taskBreaker
-        ? "Stop this task: its circuit breaker is open."
-        : "Stop: the global iteration budget is spent; every task stops.",
-      d.escalate
-        ? "This is a true blocker: trigger harness-escalate-to-human with the report."
-        : "Run harness-diagnose-and-improve before any retry.",
-      d.taskBreaker
-        ? `Read .trace/ERROR_TRACE.md; after the fix: ${successCommand(task, skill, rootFlag)}`
-        : `Read .trace/ERROR_TRACE.md; then: ${command("fail reset --global", rootFlag)}`,
-    ];
-  }
+  if (d.taskBreaker || d.globalBreaker) return breakerSteps(d, { task, skill, rootFlag });
   if (type === "architecture") {
     return [
       "Do not retry: trigger harness-enforce-architecture-guardrails.",

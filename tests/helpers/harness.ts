@@ -9,28 +9,50 @@ import assert from "node:assert/strict";
 import { git, makeRepo } from "./git_repo.ts";
 import { REPO_DIR, runLifeline } from "./lifeline.ts";
 
-/** Runs `lifeline <args>` in `cwd` (the repository by default). */
-export async function lifeline(dir: string, args: string[], cwd = `${dir}/repo`) {
-  return await runLifeline(args, { env: { HOME: `${dir}/home` }, cwd, timeoutMs: 120_000 });
+/** Runs `lifeline <args>` in `cwd` (the repository by default), `stdin` given and closed. */
+export async function lifeline(dir: string, args: string[], cwd = `${dir}/repo`, stdin?: string) {
+  return await runLifeline(args, {
+    env: { HOME: `${dir}/home` },
+    cwd,
+    ...(stdin === undefined ? {} : { stdin }),
+    timeoutMs: 120_000,
+  });
 }
 
-/** `fail handle … --json`; asserts it answered (0 or 10) and returns the JSON and the code. */
-export async function handle(dir: string, task: string, ...extra: string[]) {
+/** `fail handle --task … --skill … --error …`; asserts it answered (exit 0 or 10). */
+export async function failHandle(
+  dir: string,
+  [task, skill, error]: [string, string, string],
+  ...extra: string[]
+) {
   const result = await lifeline(dir, [
     "fail",
     "handle",
     "--task",
     task,
     "--skill",
-    `impl-${task}`,
+    skill,
     "--error",
-    "the build broke",
-    "--unstable",
-    "--json",
+    error,
     ...extra,
   ]);
   assert.ok(result.code === 0 || result.code === 10, `exit ${result.code}: ${result.stderr}`);
+  return result;
+}
+
+/** `fail handle … --json`: the JSON and the exit code. */
+export async function handleJson(
+  dir: string,
+  failure: [string, string, string],
+  ...extra: string[]
+) {
+  const result = await failHandle(dir, failure, "--json", ...extra);
   return { code: result.code, ...JSON.parse(result.stdout) };
+}
+
+/** A failure of `task` that rolls back (--unstable), as JSON. */
+export function handle(dir: string, task: string, ...extra: string[]) {
+  return handleJson(dir, [task, `impl-${task}`, "the build broke"], "--unstable", ...extra);
 }
 
 /** `fail restore <ref> …`. */
@@ -38,11 +60,21 @@ export async function restore(dir: string, ref: string, ...extra: string[]) {
   return await lifeline(dir, ["fail", "restore", ref, ...extra]);
 }
 
-/** A repository tagged `stable-1`, with the harness (and a budget for 100 handlings). */
-export async function setUp(dir: string, files?: Record<string, string>, root = `${dir}/repo`) {
+/**
+ * A repository tagged `stable-1` at `<dir>/repo`, with the harness at `root`; `budget` sets
+ * breaker.maxIterations first, for tests that handle more than ten failures.
+ */
+export async function setUp(
+  dir: string,
+  files?: Record<string, string>,
+  { root = `${dir}/repo`, budget }: { root?: string; budget?: number } = {},
+) {
   const repo = await makeRepo(`${dir}/repo`, files);
-  await Deno.mkdir(`${root}/.lifeline`, { recursive: true });
-  await Deno.writeTextFile(`${root}/.lifeline/config.json`, '{"breaker": {"maxIterations": 1000}}');
+  if (budget !== undefined) {
+    await Deno.mkdir(`${root}/.lifeline`, { recursive: true });
+    const config = { breaker: { maxIterations: budget } };
+    await Deno.writeTextFile(`${root}/.lifeline/config.json`, JSON.stringify(config));
+  }
   const init = await lifeline(dir, ["fail", "init"], root);
   assert.equal(init.code, 0, init.stderr);
   return repo;
@@ -82,4 +114,10 @@ export async function firstLine(child: Deno.ChildProcess): Promise<string> {
 export async function backupRefs(repo: string): Promise<string[]> {
   return (await git(repo, "for-each-ref", "--format=%(refname)", "refs/lifeline/backups"))
     .split("\n").filter(Boolean);
+}
+
+/** Stops tracking `paths` in a new commit; the files stay on disk. */
+export async function untrack(repo: string, ...paths: string[]): Promise<void> {
+  await git(repo, "rm", "--cached", "--quiet", "-r", ...paths);
+  await git(repo, "commit", "--quiet", "-m", `untrack ${paths.join(", ")}`);
 }
