@@ -96,29 +96,31 @@ export async function clearJournal(repo: Repo): Promise<void> {
 const indexLockPath = (repo: Repo) => `${repo.index}.lock`;
 
 /**
- * Takes git's `index.lock` the way git does (create, exclusive), writing `nonce` into it. Waits
- * up to `waitMs` for another git command to finish, then refuses.
+ * Takes git's `index.lock`: created exclusively, as git does, and holding `nonce` from the first
+ * instant (a hard link to a file already written), so a run killed at any moment leaves a lock
+ * that says whose it is. Waits up to `waitMs` for another git command to finish, then refuses.
  */
 export async function takeIndexLock(repo: Repo, nonce: string, waitMs = 10_000): Promise<void> {
-  for (let waited = 0;; waited += 50) {
-    try {
-      const file = await Deno.open(indexLockPath(repo), { write: true, createNew: true });
+  const written = joinPath(tmpDir(repo, nonce), "index.lock");
+  await Deno.mkdir(tmpDir(repo, nonce), { recursive: true });
+  await Deno.writeTextFile(written, nonce);
+  try {
+    for (let waited = 0;; waited += 50) {
       try {
-        await file.write(new TextEncoder().encode(nonce));
-      } finally {
-        file.close();
+        return await Deno.link(written, indexLockPath(repo));
+      } catch (error) {
+        if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
+        if (waited >= waitMs) {
+          throw new RefusedError(
+            `another git command is using the repository (${indexLockPath(repo)} exists)`,
+            "wait for it to finish; if no git command is running, remove that file",
+          );
+        }
+        await sleep(50);
       }
-      return;
-    } catch (error) {
-      if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
-      if (waited >= waitMs) {
-        throw new RefusedError(
-          `another git command is using the repository (${indexLockPath(repo)} exists)`,
-          "wait for it to finish; if no git command is running, remove that file",
-        );
-      }
-      await sleep(50);
     }
+  } finally {
+    await Deno.remove(written).catch(() => {});
   }
 }
 

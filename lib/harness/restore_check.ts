@@ -12,7 +12,7 @@ import { entryKey, readIndexEntries } from "./index_entries.ts";
 import { copyIndex, same } from "./apply.ts";
 import { type RunInfo, stamp, toManifest } from "./operation.ts";
 import { inTheWay, planPaths, type Targets, untrackedPaths } from "./plan.ts";
-import { inScope, type Repo, scopePathspecs } from "./repo.ts";
+import { inScope, type Repo } from "./repo.ts";
 import { changedPaths, treeFiles } from "./rollback_plan.ts";
 import { ancestors, hashStates, type PathState, TreeReader } from "./worktree.ts";
 import { joinPath } from "../core/path.ts";

@@ -158,6 +158,8 @@ async function saveAndRollBack(
   },
   apply: (ref: string, manifest: Manifest, indexCopy: string) => Promise<void>,
 ): Promise<{ ref: string; manifest: Manifest }> {
+  const held = totalNewBytes(await listBackups(repo));
+  refuseOverBudget(held, settings.maxTotalBytes); // before hashing writes any object
   const indexCopy = joinPath(tmp, "before.index");
   await copyIndex(repo, indexCopy);
   const plan = await planFor(repo, target, {
@@ -174,15 +176,7 @@ async function saveAndRollBack(
     move_head: plan.moveHead,
     after: { kind: "stable", commit: target.stable.commit, name: target.stable.name },
   });
-  const held = totalNewBytes(await listBackups(repo));
-  if (held + manifest.new_bytes > settings.maxTotalBytes) {
-    throw new RefusedError(
-      `backups would hold ${bytesText(held + manifest.new_bytes)}, over breaker.maxBackupsMB (${
-        bytesText(settings.maxTotalBytes)
-      })`,
-      "remove old ones with `lifeline fail prune --keep 5` (see `lifeline fail list`)",
-    );
-  }
+  refuseOverBudget(held + manifest.new_bytes, settings.maxTotalBytes);
   const ref = await writeBackup(repo, manifest, {
     name: `${task}-${stamp(run.now)}`,
     indexCopy,
@@ -190,6 +184,14 @@ async function saveAndRollBack(
   });
   await apply(ref, manifest, indexCopy);
   return { ref, manifest };
+}
+
+function refuseOverBudget(bytes: number, maxBytes: number): void {
+  if (bytes <= maxBytes) return;
+  throw new RefusedError(
+    `backups would hold ${bytesText(bytes)}, over breaker.maxBackupsMB (${bytesText(maxBytes)})`,
+    "remove old ones with `lifeline fail prune --keep 5` (see `lifeline fail list`)",
+  );
 }
 
 /** Runs the git steps; when they fail, puts the backup back so nothing is left half-done. */

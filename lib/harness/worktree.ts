@@ -99,7 +99,7 @@ export async function hashStates(
   states: Map<string, PathState>,
   { write, tmp }: { write: boolean; tmp: string },
 ): Promise<void> {
-  const write_ = write ? ["-w"] : [];
+  const writing = write ? ["-w"] : [];
   const batch: [PathState & { oid?: string }, string][] = [];
   let links = 0;
   for (const [path, state] of states) {
@@ -113,13 +113,13 @@ export async function hashStates(
   }
   const plain = batch.filter(([, file]) => PLAIN_PATH.test(file));
   if (plain.length > 0) {
-    const out = await git(top, ["hash-object", ...write_, "--no-filters", "--stdin-paths"], {
+    const out = await git(top, ["hash-object", ...writing, "--no-filters", "--stdin-paths"], {
       stdin: plain.map(([, file]) => file + "\n").join(""),
     });
     out.split("\n").forEach((oid, i) => (plain[i]![0].oid = oid));
   }
   for (const [state, file] of batch.filter(([, f]) => !PLAIN_PATH.test(f))) {
-    state.oid = await git(top, ["hash-object", ...write_, "--no-filters", "--", file]);
+    state.oid = await git(top, ["hash-object", ...writing, "--no-filters", "--", file]);
   }
 }
 
