@@ -154,6 +154,37 @@ Deno.test({
 });
 
 Deno.test({
+  name: "a git step that fails half-way is undone: the repository is as it was, the backup kept",
+  ignore: IGNORE,
+  async fn() {
+    await withTempDir(async (dir) => {
+      const repo = await setUp(dir, { "a.txt": "stable\n" }, { budget: 1000 });
+      await Deno.writeTextFile(`${repo}/a.txt`, "committed later\n");
+      await commitAll(repo, "later");
+      await Deno.writeTextFile(`${repo}/a.txt`, "uncommitted work\n");
+      await Deno.writeTextFile(`${repo}/new.txt`, "untracked\n");
+      const before = await exactTree(repo, { skip: OWN });
+      const status = await indexState(repo);
+      // Another git command is updating the branch: moving HEAD fails after the work tree moved.
+      await Deno.writeTextFile(`${repo}/.git/refs/heads/main.lock`, "someone else's\n");
+      const out = await handle(dir, "F1");
+      assert.equal(out.rollback.status, "failed", JSON.stringify(out.rollback));
+      assert.equal(out.rollback.undone, true);
+      assert.match(out.rollback.failed, /main\.lock/);
+      assert.match(out.rollback.backup, /^refs\/lifeline\/backups\/F1-/);
+      assert.equal((await state(repo)).tasks.F1, 1, "counted");
+      assert.deepEqual(await exactTree(repo, { skip: OWN }), before);
+      assert.equal(await indexState(repo), status);
+      assert.equal(await leftBehind(repo), "no journal");
+      assert.equal(
+        await Deno.readTextFile(`${repo}/.git/refs/heads/main.lock`),
+        "someone else's\n",
+      );
+    });
+  },
+});
+
+Deno.test({
   name: "an older version's set-aside copy is put back once, never over newer files",
   ignore: IGNORE,
   async fn() {
