@@ -209,6 +209,48 @@ Deno.test({
   },
 });
 
+Deno.test({
+  name: "#5 what another agent stages outside the root meanwhile survives the restore",
+  ignore: IGNORE,
+  async fn() {
+    await withTempDir(async (dir) => {
+      const repo = await makeRepo(`${dir}/repo`, {
+        "packages/a/x.ts": "a1\n",
+        "packages/a/skip.ts": "sparse\n",
+        "packages/b/y.ts": "b1\n",
+      });
+      const root = `${repo}/packages/a`;
+      assert.equal((await lifeline(dir, ["fail", "init"], root)).code, 0);
+      await Deno.writeTextFile(`${root}/x.ts`, "a2 staged\n");
+      await git(repo, "add", "packages/a/x.ts");
+      await Deno.writeTextFile(`${root}/planned.ts`, "planned\n");
+      await git(repo, "add", "-N", "packages/a/planned.ts");
+      await git(repo, "update-index", "--skip-worktree", "packages/a/skip.ts");
+      const beforeA = await exactTree(root, { skip: OWN });
+      const args = ["fail", "handle", "--task", "M2", "--skill", "s", "--error", "x", "--unstable"];
+      const result = await lifeline(dir, [...args, "--json"], root);
+      const out = JSON.parse(result.stdout);
+      assert.equal(out.rollback.done, true, result.stderr);
+      // Meanwhile another agent works in packages/b, and stages it.
+      await Deno.writeTextFile(`${repo}/packages/b/y.ts`, "b2 staged by another agent\n");
+      await Deno.writeTextFile(`${repo}/packages/b/new.ts`, "new\n");
+      await git(repo, "add", "packages/b/y.ts");
+      await git(repo, "add", "-N", "packages/b/new.ts");
+      const outsideIndex = await git(repo, "ls-files", "--stage", "-t", "--", "packages/b");
+      const back = await restore(dir, out.rollback.backup);
+      assert.equal(back.code, 0, back.stderr);
+      assert.deepEqual(await exactTree(root, { skip: OWN }), beforeA);
+      assert.equal(await git(repo, "ls-files", "--stage", "-t", "--", "packages/b"), outsideIndex);
+      const status = await git(repo, "status", "--porcelain=v2", "--", "packages");
+      assert.match(status, /^1 M\. N\.\.\. \S+ \S+ \S+ \S+ \S+ packages\/a\/x\.ts$/m);
+      assert.match(status, /^1 \.A N\.\.\. 000000 000000 100644 0+ 0+ packages\/a\/planned\.ts$/m);
+      assert.match(status, /^1 M\. N\.\.\. \S+ \S+ \S+ \S+ \S+ packages\/b\/y\.ts$/m);
+      assert.match(status, /^1 \.A N\.\.\. 000000 000000 100644 0+ 0+ packages\/b\/new\.ts$/m);
+      assert.match(await git(repo, "ls-files", "-t", "--", "packages/a/skip.ts"), /^S /);
+    });
+  },
+});
+
 /** One hostile state for #6: `arrange` runs on a repository tagged stable-1 with a later commit. */
 interface ExactCase {
   name: string;

@@ -10,7 +10,7 @@
 import { joinPath } from "../core/path.ts";
 import { git, resolveCommit } from "../host/git.ts";
 import type { Manifest, SavedState } from "./backup.ts";
-import { readIndexEntries, replaceEntries, sameEntries } from "./index_entries.ts";
+import { readIndexEntries, replaceEntries } from "./index_entries.ts";
 import { type Journal, writeJournal } from "./journal.ts";
 import { inScope, RefusedError, type Repo, scopePathspecs } from "./repo.ts";
 import {
@@ -106,17 +106,14 @@ export async function applyRestore(
 }
 
 /**
- * The index to install: the saved one whole when nothing outside the scope changed since (exact
- * to the byte), else the current one with the scope's entries replaced by the saved ones.
+ * The index to install: the current one (so what others staged outside the scope meanwhile
+ * stays), with the scope's entries replaced by the saved ones, flags included. Their stat data is
+ * left empty on purpose: it described files that are rewritten now, and git compares stat data
+ * coarsely (whole seconds, a reused inode), so stale data could pass a changed file as clean.
  */
 async function composeIndex(repo: Repo, savedIndex: string, next: string): Promise<string> {
   const saved = await readIndexEntries(repo.top, savedIndex);
   const current = await readIndexEntries(repo.top, repo.index);
-  const outside = (entries: typeof saved) => entries.filter((e) => !inScope(repo, e.path));
-  if (sameEntries(outside(saved), outside(current))) {
-    await copyIndex({ ...repo, index: savedIndex }, next);
-    return next;
-  }
   await copyIndex(repo, next);
   await replaceEntries(repo.top, next, {
     replace: current.filter((e) => inScope(repo, e.path)).map((e) => e.path),

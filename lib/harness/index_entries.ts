@@ -61,19 +61,6 @@ export async function readIndexEntries(top: string, indexFile: string): Promise<
   return parseIndexListing(listing === "" ? "" : listing + "\n");
 }
 
-/** One entry as a comparable line: everything but the stat data. */
-export function entryKey(e: IndexEntry): string {
-  const flags = `${e.intentToAdd ? "i" : "-"}${e.skipWorktree ? "s" : "-"}${
-    e.assumeUnchanged ? "a" : "-"
-  }`;
-  return `${e.mode} ${e.oid} ${e.stage} ${flags}\t${e.path}`;
-}
-
-/** True when two lists hold the same entries (stat data aside). */
-export function sameEntries(a: IndexEntry[], b: IndexEntry[]): boolean {
-  return a.length === b.length && a.every((e, i) => entryKey(e) === entryKey(b[i]!));
-}
-
 /**
  * Makes the entries at `replace` paths of the index file `indexFile` exactly `entries`: removes
  * what is there, adds the entries, then sets their flags. Intent-to-add entries can only be made

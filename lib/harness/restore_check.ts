@@ -8,7 +8,7 @@
 
 import { git, resolveCommit } from "../host/git.ts";
 import { type Backup, type Manifest, writeBackup } from "./backup.ts";
-import { entryKey, readIndexEntries } from "./index_entries.ts";
+import { readIndexEntries } from "./index_entries.ts";
 import { copyIndex, same } from "./apply.ts";
 import { type RunInfo, stamp, toManifest } from "./operation.ts";
 import { inTheWay, planPaths, type Targets, untrackedPaths } from "./plan.ts";
@@ -52,12 +52,15 @@ export async function changedSinceRollback(
       `HEAD (now ${head?.slice(0, 12)}, the rollback left ${m.after.commit.slice(0, 12)})`,
     );
   }
+  // As the rollback left it: the stable commit's entries (git keeps the skip-worktree and
+  // assume-unchanged bits of entries it did not change; they are no work to lose).
   const expected = new Map(
-    [...await treeFiles(repo, m.after.commit)].map(([path, v]) => [path, `${v} 0 ---\t${path}`]),
+    [...await treeFiles(repo, m.after.commit)].map(([path, v]) => [path, `${v} 0 -`]),
   );
   for (const e of await readIndexEntries(repo.top, repo.index)) {
     if (!inScope(repo, e.path) || e.mode === "160000") continue;
-    if (expected.get(e.path) !== entryKey(e)) changes.push(`${e.path} (staged)`);
+    const key = `${e.mode} ${e.oid} ${e.stage} ${e.intentToAdd ? "i" : "-"}`;
+    if (expected.get(e.path) !== key) changes.push(`${e.path} (staged)`);
     expected.delete(e.path);
   }
   changes.push(...[...expected.keys()].map((path) => `${path} (removed from the index)`));
