@@ -65,6 +65,18 @@ const REFUSALS: RefusalCase[] = [
       /^skip-worktree files have local changes that a reset would overwrite: settings\.json$/,
   },
   {
+    name: "an intent-to-add entry whose directory is now a file",
+    files: {},
+    async arrange(repo) {
+      await Deno.mkdir(`${repo}/c`);
+      await Deno.writeTextFile(`${repo}/c/d.ts`, "planned\n");
+      await git(repo, "add", "-N", "c/d.ts");
+      await Deno.remove(`${repo}/c`, { recursive: true });
+      await Deno.writeTextFile(`${repo}/c`, "a file now\n");
+    },
+    refused: /^intent-to-add entries stand where a file or link now is: c\/d\.ts$/,
+  },
+  {
     name: "a file above breaker.maxBackupFileMB in the way",
     files: { "data.bin": "small in the stable commit\n" },
     async arrange(repo) {

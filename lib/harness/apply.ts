@@ -14,6 +14,7 @@ import { readIndexEntries, replaceEntries } from "./index_entries.ts";
 import { type Journal, writeJournal } from "./journal.ts";
 import { inScope, RefusedError, type Repo, scopePathspecs } from "./repo.ts";
 import {
+  ancestors,
   hashStates,
   type PathState,
   putFile,
@@ -118,14 +119,32 @@ async function composeIndex(repo: Repo, savedIndex: string, next: string): Promi
   await replaceEntries(repo.top, next, {
     replace: current.filter((e) => inScope(repo, e.path)).map((e) => e.path),
     entries: saved.filter((e) => inScope(repo, e.path)),
-    ensureFile: async (path) => {
-      const full = joinPath(repo.top, path);
-      if ((await new TreeReader(repo.top).state(path)).kind !== "absent") return async () => {};
-      await Deno.writeFile(full, new Uint8Array(), { createNew: true });
-      return () => Deno.remove(full);
-    },
+    ensureFile: (path) => placeholder(repo, path),
   });
   return next;
+}
+
+/**
+ * An empty file at `path` while `git add -N` records it (and the directories it needs), unless
+ * something is there; returns what removes them again. Never writes through a link.
+ */
+async function placeholder(repo: Repo, path: string): Promise<() => Promise<void>> {
+  const reader = new TreeReader(repo.top);
+  if ((await reader.state(path)).kind !== "absent") return async () => {};
+  const blocker = await reader.blocker(path);
+  if (blocker) throw new RefusedError(`${blocker} stands where ${path}'s directory must be`);
+  const made: string[] = [];
+  for (const dir of ancestors(path)) {
+    if ((await reader.state(dir)).kind === "absent") {
+      await Deno.mkdir(joinPath(repo.top, dir));
+      made.unshift(dir);
+    }
+  }
+  await Deno.writeFile(joinPath(repo.top, path), new Uint8Array(), { createNew: true });
+  return async () => {
+    await Deno.remove(joinPath(repo.top, path));
+    for (const dir of made) await Deno.remove(joinPath(repo.top, dir));
+  };
 }
 
 /** True when what is at a path now is its saved state (mode aside: a chmod is no conflict). */

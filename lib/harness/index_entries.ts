@@ -89,21 +89,7 @@ export async function replaceEntries(
       stdin: lines.join(""),
     });
   }
-  const intent = entries.filter((e) => e.intentToAdd).map((e) => e.path);
-  if (intent.length > 0) {
-    const cleanups = await Promise.all(intent.map(ensureFile));
-    try {
-      await git(top, [
-        "add",
-        "--intent-to-add",
-        "--force",
-        "--pathspec-from-file=-",
-        "--pathspec-file-nul",
-      ], { env, stdin: intent.map((path) => `:(top,literal)${path}\0`).join("") });
-    } finally {
-      for (const cleanup of cleanups) await cleanup();
-    }
-  }
+  await addIntentToAdd(top, env, entries.filter((e) => e.intentToAdd), ensureFile);
   for (const [flag, pick] of FLAG_OPTIONS) {
     const paths = entries.filter(pick).map((e) => e.path);
     if (paths.length === 0) continue;
@@ -111,6 +97,36 @@ export async function replaceEntries(
       env,
       stdin: paths.map((p) => p + "\0").join(""),
     });
+  }
+}
+
+/** Intent-to-add entries, with their own modes, made by the only command that makes them. */
+async function addIntentToAdd(
+  top: string,
+  env: Record<string, string>,
+  intent: IndexEntry[],
+  ensureFile: (path: string) => Promise<() => Promise<void>>,
+): Promise<void> {
+  const cleanups: (() => Promise<void>)[] = [];
+  try {
+    for (const e of intent) cleanups.unshift(await ensureFile(e.path)); // undone in reverse
+    // `git add -N` takes the mode from the file; the entry's own mode is given back with --chmod.
+    for (
+      const [chmod, mode] of [["--chmod=-x", "100644"], ["--chmod=+x", "100755"], [null, "120000"]]
+    ) {
+      const paths = intent.filter((e) => e.mode === mode).map((e) => `:(top,literal)${e.path}\0`);
+      if (paths.length === 0) continue;
+      await git(top, [
+        "add",
+        "--intent-to-add",
+        "--force",
+        ...(chmod ? [chmod] : []),
+        "--pathspec-from-file=-",
+        "--pathspec-file-nul",
+      ], { env, stdin: paths.join("") });
+    }
+  } finally {
+    for (const cleanup of cleanups) await cleanup();
   }
 }
 

@@ -58,6 +58,18 @@ export async function refuseIndexStates(
       "resolve them and `git add` them, or `git reset --merge`, first",
     );
   }
+  const blocked = [];
+  for (const e of entries) {
+    if (e.intentToAdd && inScope(repo, e.path) && await reader.blocker(e.path)) {
+      blocked.push(e.path);
+    }
+  }
+  if (blocked.length > 0) {
+    throw new RefusedError(
+      `intent-to-add entries stand where a file or link now is: ${listed(blocked)}`,
+      "`git rm --cached` them, or put their directory back, first",
+    );
+  }
   const skipped = entries.filter((e) => e.skipWorktree && inScope(repo, e.path));
   const present = [];
   for (const e of skipped) if ((await reader.state(e.path)).kind !== "absent") present.push(e);

@@ -57,6 +57,15 @@ export class TreeReader {
     return { kind: "special" };
   }
 
+  /** The first directory above `path` that something else (a file, a link) stands in, or null. */
+  async blocker(path: string): Promise<string | null> {
+    for (const dir of ancestors(path)) {
+      if (await this.#isRealDir(dir)) continue;
+      return (await lstatOrNull(joinPath(this.top, dir))) === null ? null : dir;
+    }
+    return null;
+  }
+
   /** Everything below the directory `path`, depth first, and whether a `.git` is among it. */
   async walk(path: string): Promise<{ entries: [string, PathState][]; nestedRepo: boolean }> {
     const entries: [string, PathState][] = [];
