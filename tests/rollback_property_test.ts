@@ -17,7 +17,7 @@ import { exactTree, indexState, inodes, OWN_STATE } from "./helpers/repo_state.t
 import { withTempDir } from "./helpers/temp.ts";
 
 const IGNORE = Deno.build.os === "windows";
-const RUNS = Number(Deno.env.get("LIFELINE_PROPERTY_RUNS") ?? 100);
+const RUNS = Number(Deno.env.get("LIFELINE_PROPERTY_RUNS") ?? 50);
 
 /** Paths that collide: files where other states have directories, at the top and below "a". */
 const PATHS = ["x", "y.txt", "a/x", "a/y.txt", "a/b", "a/b/z", "a/c", "b/q", "c", "c/d"];
