@@ -30,6 +30,7 @@ import {
   readStateText,
 } from "../lib/state/store.ts";
 import { onPath } from "../lib/host/self.ts";
+import { harnessChecks } from "../lib/harness/housekeeping.ts";
 
 export const help = `Usage: lifeline doctor [--root DIR] [--json]
 
@@ -47,6 +48,9 @@ Checks the setup; each check prints ok, warn or fail, with the fix in one line:
   watchers     whether a tmux watcher or stale-session daemon runs (its lock is held)
   corrupt      corrupt or quarantined state files
   claims       stale claim locks
+  harness      the loop harness's global iteration budget (fail handle stops every task at
+               max_iterations), when there is a harness
+  backups      what rollback backups add to the repository, against breaker.maxBackupsMB
 
 Exits 1 when any check fails.
 
@@ -387,6 +391,7 @@ export async function runChecks(ctx: Context, root: string): Promise<Check[]> {
       }
       : { name: "claims", status: "ok", message: "no stale claim locks" },
   );
+  checks.push(...await harnessChecks(root, config));
   return checks;
 }
 

@@ -1,51 +1,28 @@
 /**
- * `lifeline fail handle`: the failure handler for autonomous loops (spec/handle-failure.md):
- * classify, record, count, roll back safely, decide the retry strategy, open the circuit breaker,
- * report. Loop scripts read its exit code: 0 retry, 10 stop and escalate, 1 error, 64 usage.
+ * `lifeline fail handle`: the failure handler for autonomous loops (spec/handle-failure.md). It
+ * parses the failure, runs the engine (`lib/harness/engine.ts`) and prints its answer. Loop
+ * scripts read its exit code: 0 retry, 10 stop, 1 error, 64 usage.
  *
  * @module
  */
 
-import { CliError, type Context, existingRoot, EXIT, UsageError } from "../lib/core/cli.ts";
-import { relativeTo } from "../lib/core/path.ts";
-import { type Config, loadConfig } from "../lib/state/config.ts";
+import { type Context, existingRoot, UsageError } from "../lib/core/cli.ts";
 import { parseFlags } from "../lib/core/flags.ts";
+import { loadConfig } from "../lib/state/config.ts";
+import { nameArgument } from "../lib/state/layout.ts";
+import type { ErrorType } from "../lib/harness/classify_policy.ts";
 import {
-  breakerFile,
-  circuitBreakerEnabled,
-  escalationPolicy,
-  eventLine,
-  failureReport,
-  type HandledFailure,
-  type HarnessState,
-  harnessStateCodec,
-  importState,
-  isoSeconds,
-  markSkillDone,
-  nextSteps,
-  renderGlobalState,
-  renderIterationCounter,
-  requiredFiles,
-  traceRecord,
-} from "../lib/harness/files.ts";
-import { harnessPaths, InvalidNameError, validateName } from "../lib/state/layout.ts";
-import { classifyError, type ErrorType } from "../lib/harness/classify_policy.ts";
-import { afterSuccess, decideFailure } from "../lib/harness/breaker_policy.ts";
-import { markStable, recoverOwnState, RefusedError, rollBack } from "../lib/harness/rollback.ts";
-import {
-  appendText,
-  readState,
-  readStateText,
-  removeFile,
-  stateFileExists,
-  withLock,
-  writeFileAtomic,
-  writeNewFile,
-} from "../lib/state/store.ts";
+  type EngineContext,
+  type FailureInput,
+  handleFailure,
+  handleSuccess,
+} from "../lib/harness/engine.ts";
+import { exitCode, handleJson, handleText } from "../lib/harness/render.ts";
+import { GLOSSARY, STRATEGIES } from "../lib/harness/wording.ts";
 
 export const help =
   `Usage: lifeline fail handle --task ID --skill NAME --error TEXT [--type code|architecture|process]
-                           [--files a,b] [--unstable] [--root DIR] [--json]
+                           [--files a,b] [--unstable] [--dry-run] [--no-rollback] [--root DIR] [--json]
        lifeline fail handle --event "<ISO> | FAILURE | <skill> | <task> - <detail> | FAILURE"
        lifeline fail handle --success --task ID --skill NAME
        (or the fields as JSON on stdin: {"task", "skill", "error", "type", "files"})
@@ -54,21 +31,30 @@ Handles one failure of an autonomous loop, as spec/handle-failure.md describes:
 
   1. checks the harness (\`lifeline fail init\`) and that the circuit breaker is enabled
   2. classifies the error as code, architecture or process, and names the rule that matched
-  3. appends "## 失败记录 #N" to .trace/ERROR_TRACE.md
-  4. counts failures per skill and per task (GLOBAL_STATE.md: "- <skill>: N/3")
-  5. rolls back on an architecture error, a skill's second failure, or --unstable: saves the
-     whole working tree under refs/lifeline/backups/<task>-<time> first, then resets to
-     refs/lifeline/stable (or the newest tag matching "stable*"); never runs git clean
-  6. decides: A fix and retry (code, count < 3), B adjust and retry once (process),
-     C no retry (architecture, count >= 3, repeated failure)
-  7. opens the task's circuit breaker at 3 failures (.EnjoyHarness/.circuit-breaker-task-<ID>)
-  8. writes .trace/FAILURE_REPORT_<ID>.md, adds 10 to ITERATION_COUNTER.md
+  3. counts failures per skill and per task (GLOBAL_STATE.md: "- <skill>: N/3"), adds 10 to
+     ITERATION_COUNTER.md, and opens the task's breaker at 3 (.EnjoyHarness/.circuit-breaker-task-<ID>)
+  4. rolls back (an architecture error, a skill's second failure, --unstable) to refs/lifeline/stable
+     or the newest "stable*" tag, after saving all it overwrites under refs/lifeline/backups/:
+     the branch moves at the repository's top, only the subtree below it. lifeline's own state
+     and paths outside the root are never touched. What it cannot save (a merge in progress, a
+     dirty submodule, unmerged or changed skip-worktree files, a nested repository in the way,
+     a file over breaker.maxBackupFileMB) is refused, and still counted.
+  5. decides the strategy, appends "## 失败记录 #N" to .trace/ERROR_TRACE.md, writes the report
 
-While a task's breaker is open, its failures are answered "breaker open" at once.
---success clears the task's and the skill's counts, closes the breaker and marks HEAD stable.
+Strategies:
+${Object.entries(STRATEGIES).map(([s, text]) => `  ${s}  ${text}`).join("\n")}
 
-Exit codes: 0 retry (strategy A or B, or a success recorded), 10 stop and escalate (strategy C
-or an open breaker), 1 error, 64 usage.
+Exit codes: 0 retry (strategy A or B, or a success recorded); 10 stop retrying this task
+(strategy C, the task's breaker open, or the global iteration budget spent); 1 error; 64 usage.
+With --json, "stop" is true exactly when the exit code is 10; "escalate" says whether a person
+is needed (under human_escalation_policy: true_blockers_only, only for an open breaker or a
+spent budget; an architecture error stops the task but is fixed without one).
+
+An open breaker answers its task's failures at once. --success clears the task's and skill's
+counts, closes the breaker, marks HEAD stable; \`lifeline fail reset\` marks nothing stable.
+
+Terms in the next steps:
+${GLOSSARY.map(([term, text]) => `  ${term}: ${text}`).join("\n")}
 
 Options:
   --task ID, --skill NAME, --error TEXT   the failure
@@ -77,6 +63,8 @@ Options:
   --unstable      the change left the system unstable: roll back whatever the count
   --event LINE    the failure as an event line
   --success       record that a retry succeeded
+  --dry-run       print the classification, the decision and what a rollback would do; change nothing
+  --no-rollback   record and decide, but do not roll back
   --root DIR      the project (default: .)
   --json          print the decision as one JSON object
   -h, --help`;
@@ -85,18 +73,10 @@ const TYPES = ["code", "architecture", "process"] as const;
 
 /** A parsed invocation. */
 export type HandleArgs =
-  & { root?: string; json: boolean }
+  & { root?: string; json: boolean; dryRun: boolean }
   & (
     | { kind: "success"; task: string; skill: string }
-    | {
-      kind: "failure";
-      task: string;
-      skill: string;
-      error: string;
-      type?: ErrorType;
-      files: string[];
-      unstable: boolean;
-    }
+    | ({ kind: "failure" } & Omit<FailureInput, "dryRun">)
   );
 
 /** Parses an event line `<ISO> | FAILURE | <skill> | <task> - <detail> | FAILURE`. */
@@ -116,65 +96,75 @@ export function parseEventLine(line: string): { skill: string; task: string; err
   };
 }
 
-function checkedName(kind: "task id" | "skill name", value: unknown): string {
-  try {
-    return validateName(kind, value);
-  } catch (error) {
-    if (error instanceof InvalidNameError) throw new UsageError(error.message);
-    throw error;
+const FLAGS = {
+  task: { type: "string" },
+  skill: { type: "string" },
+  error: { type: "string" },
+  type: { type: "string" },
+  files: { type: "string" },
+  unstable: { type: "boolean" },
+  event: { type: "string" },
+  success: { type: "boolean" },
+  root: { type: "string" },
+  json: { type: "boolean" },
+  "dry-run": { type: "boolean" },
+  "no-rollback": { type: "boolean" },
+} as const;
+
+/** The failure's fields: the flags, else the event line's, else stdin's JSON under the flags. */
+function failureFields(
+  values: Record<string, unknown>,
+  stdinJson: unknown,
+): Record<string, unknown> {
+  if (typeof values.event === "string") return { ...values, ...parseEventLine(values.event) };
+  if (values.task !== undefined || stdinJson === undefined) return values;
+  if (!stdinJson || typeof stdinJson !== "object" || Array.isArray(stdinJson)) {
+    throw new UsageError("stdin must be a JSON object with task, skill and error");
   }
+  return { ...stdinJson, ...values };
+}
+
+function filesOf(files: unknown): string[] {
+  if (Array.isArray(files)) return files.map(String);
+  return typeof files === "string" ? files.split(",").map((f) => f.trim()).filter(Boolean) : [];
+}
+
+function errorType(type: unknown): ErrorType | undefined {
+  if (type === undefined) return undefined;
+  const known = TYPES.find((t) => t === type);
+  if (!known) throw new UsageError(`--type must be code, architecture or process, got "${type}"`);
+  return known;
 }
 
 /** Parses `fail handle` arguments (and the stdin JSON, when given). Throws UsageError. */
 export function parse(args: readonly string[], stdinJson?: unknown): HandleArgs {
-  const { values } = parseFlags(args, {
-    task: { type: "string" },
-    skill: { type: "string" },
-    error: { type: "string" },
-    type: { type: "string" },
-    files: { type: "string" },
-    unstable: { type: "boolean" },
-    event: { type: "string" },
-    success: { type: "boolean" },
-    root: { type: "string" },
-    json: { type: "boolean" },
-  });
-  const common = { json: values.json === true, ...(values.root ? { root: values.root } : {}) };
-  let fields: Record<string, unknown> = { ...values };
-  if (values.event !== undefined) fields = { ...fields, ...parseEventLine(values.event) };
-  else if (values.task === undefined && stdinJson !== undefined) {
-    if (!stdinJson || typeof stdinJson !== "object" || Array.isArray(stdinJson)) {
-      throw new UsageError("stdin must be a JSON object with task, skill and error");
-    }
-    fields = { ...stdinJson as Record<string, unknown>, ...fields };
-  }
+  const { values } = parseFlags(args, FLAGS);
+  const common = {
+    json: values.json === true,
+    dryRun: values["dry-run"] === true,
+    ...(values.root ? { root: values.root } : {}),
+  };
+  const fields = failureFields(values, stdinJson);
   if (fields.task === undefined) {
     throw new UsageError("missing --task (or --event, or JSON on stdin)");
   }
   if (fields.skill === undefined) throw new UsageError("missing --skill");
-  const task = checkedName("task id", fields.task);
-  const skill = checkedName("skill name", fields.skill);
+  const task = nameArgument("task id", fields.task);
+  const skill = nameArgument("skill name", fields.skill);
   if (values.success) return { kind: "success", task, skill, ...common };
   if (typeof fields.error !== "string" || fields.error.trim() === "") {
     throw new UsageError("missing --error");
   }
-  const type = fields.type;
-  if (type !== undefined && !TYPES.includes(type as ErrorType)) {
-    throw new UsageError(`--type must be code, architecture or process, got "${type}"`);
-  }
-  const files = Array.isArray(fields.files)
-    ? fields.files.map(String)
-    : typeof fields.files === "string"
-    ? fields.files.split(",").map((f) => f.trim()).filter(Boolean)
-    : [];
+  const type = errorType(fields.type);
   return {
     kind: "failure",
     task,
     skill,
     error: fields.error,
-    ...(type ? { type: type as ErrorType } : {}),
-    files,
+    ...(type ? { type } : {}),
+    files: filesOf(fields.files),
     unstable: values.unstable === true || fields.unstable === true,
+    noRollback: values["no-rollback"] === true,
     ...common,
   };
 }
@@ -191,314 +181,23 @@ async function readStdinJson(ctx: Context): Promise<unknown> {
   }
 }
 
-function checkPreconditions(root: string): void {
-  for (const path of requiredFiles(root)) {
-    if (!stateFileExists(path, { root })) {
-      throw new CliError(
-        `the harness is not set up: ${relativeTo(root, path)} is missing`,
-        "run `lifeline fail init` first",
-      );
-    }
-  }
-}
-
-async function checkBreakerEnabled(root: string): Promise<void> {
-  const registry = await readStateText(harnessPaths(root).skillRegistry, { root });
-  if (!circuitBreakerEnabled(registry)) {
-    throw new CliError(
-      "the circuit breaker is not enabled (熔断机制未启用): .EnjoyHarness/SKILL_REGISTRY.md does not " +
-        "mark harness-enable-circuit-breaker done",
-      "run `lifeline fail init`, or mark it: - [x] harness-enable-circuit-breaker",
-    );
-  }
-}
-
-async function appendLines(root: string, path: string, lines: string[]): Promise<void> {
-  if (lines.length > 0) await appendText(path, lines.join("\n") + "\n", { root });
-}
-
-async function loadState(root: string, config: Config): Promise<HarnessState> {
-  const p = harnessPaths(root);
-  const result = await readState(p.state, harnessStateCodec, { root });
-  if (result.kind === "ok") return result.value;
-  if (result.kind === "corrupt") {
-    throw new CliError(
-      `${p.state} is not valid (${result.reason})`,
-      "fix it, or move it aside to rebuild it from the markdown",
-    );
-  }
-  return importState(
-    await readStateText(p.iterationCounter, { root }),
-    config.breaker.maxIterations,
-  );
-}
-
-async function saveState(root: string, state: HarnessState, threshold: number): Promise<void> {
-  const p = harnessPaths(root);
-  await writeFileAtomic(p.state, harnessStateCodec.format(state), { root });
-  await writeFileAtomic(p.iterationCounter, renderIterationCounter(state), { root });
-  const global = await readStateText(p.globalState, { root }).catch((error) => {
-    if (error instanceof Deno.errors.NotFound) return "";
-    throw error;
-  });
-  await writeFileAtomic(p.globalState, renderGlobalState(global, state, threshold), { root });
-  const registry = await readStateText(p.skillRegistry, { root });
-  await writeFileAtomic(p.skillRegistry, markSkillDone(registry), { root });
-}
-
-function withEvent(state: HarnessState, event: string): HarnessState {
-  return { ...state, recent_events: [...state.recent_events, event].slice(-10) };
-}
-
-/** The decision, as --json prints it. */
-interface Outcome {
-  [key: string]: unknown;
-  exit_code: number;
-}
-
-async function handleSuccess(
-  ctx: Context,
-  root: string,
-  a: { task: string; skill: string },
-  config: Config,
-): Promise<Outcome> {
-  const p = harnessPaths(root);
-  const ts = isoSeconds(ctx.now());
-  const state = await loadState(root, config);
-  const cleared = withEvent(
-    afterSuccess(state, a.task, a.skill),
-    `${ts} | harness-handle-failure | RETRY_SUCCEEDED | ${a.task} | SUCCESS`,
-  );
-  const hadBreaker = stateFileExists(p.breaker(a.task), { root });
-  if (hadBreaker) await removeFile(p.breaker(a.task), { root });
-  const stable = await markStable(root);
-  await saveState(root, cleared, config.breaker.threshold);
-  await appendLines(root, p.eventLog, [
-    eventLine(ts, "RETRY", `${a.task} 重试成功, 计数已清除`, "SUCCESS"),
-  ]);
-  return {
-    task: a.task,
-    skill: a.skill,
-    success: true,
-    counts_cleared: true,
-    breaker_closed: hadBreaker,
-    stable: stable ?? null,
-    next_step: "continue with the next task",
-    exit_code: EXIT.ok,
-  };
-}
-
-async function handleFailure(
-  ctx: Context,
-  root: string,
-  a: Extract<HandleArgs, { kind: "failure" }>,
-  config: Config,
-): Promise<Outcome> {
-  const p = harnessPaths(root);
-  const ts = isoSeconds(ctx.now());
-  const threshold = config.breaker.threshold;
-  if (stateFileExists(p.breaker(a.task), { root })) {
-    await appendLines(root, p.eventLog, [
-      `${ts} | FAILURE | ${a.skill} | ${a.task} - ${a.error.split("\n")[0]} | FAILURE`,
-      eventLine(ts, "CIRCUIT_BREAKER_OPEN", `任务 ${a.task} 的熔断已打开, 未处理`, "BLOCKED"),
-    ]);
-    return {
-      task: a.task,
-      skill: a.skill,
-      breaker: "open",
-      strategy: "C",
-      escalate: true,
-      next_step: `breaker open: ${
-        relativeTo(root, p.breaker(a.task))
-      }; fix the cause, then \`lifeline fail handle --success\``,
-      exit_code: EXIT.escalate,
-    };
-  }
-  const state = await loadState(root, config);
-  if (state.current_iteration >= state.max_iterations) {
-    return {
-      task: a.task,
-      skill: a.skill,
-      breaker: "global",
-      strategy: "C",
-      escalate: true,
-      next_step:
-        `global breaker open: ${state.current_iteration}/${state.max_iterations} iterations used`,
-      exit_code: EXIT.escalate,
-    };
-  }
-  const classified = classifyError(a.error, a.type);
-  const contract = await readStateText(p.contract, { root });
-  const decision = decideFailure(state, {
-    task: a.task,
-    skill: a.skill,
-    type: classified.type,
-    unstable: a.unstable,
-  }, {
-    threshold,
-    rollbackAtCount: config.breaker.rollbackAtCount,
-    iterationsPerHandling: 10,
-    escalationPolicy: escalationPolicy(contract),
-  });
-
-  const events = [`${ts} | FAILURE | ${a.skill} | ${a.task} - ${a.error.split("\n")[0]} | FAILURE`];
-  let rollback: HandledFailure["rollback"] = null;
-  if (decision.rollback) {
-    try {
-      const done = await rollBack(root, {
-        task: a.task,
-        now: ctx.now(),
-        tagPattern: config.breaker.stableTagPattern,
-      });
-      rollback = {
-        to: `${done.stable.commit.slice(0, 12)} (${done.stable.name})`,
-        backup: done.backup.ref,
-        restore: done.restoreCommand,
-      };
-      events.push(
-        eventLine(ts, "ROLLBACK", `回滚到 ${done.stable.commit.slice(0, 12)}`, "SUCCESS"),
-      );
-    } catch (error) {
-      if (!(error instanceof RefusedError)) throw error;
-      rollback = { refused: error.message + (error.hint ? ` (${error.hint})` : "") };
-      events.push(eventLine(ts, "ROLLBACK", `回滚被拒绝: ${error.message}`, "FAILURE"));
-    }
-  }
-  const failure: HandledFailure = {
-    ts,
-    task: a.task,
-    skill: a.skill,
-    type: classified.type,
-    rule: classified.rule,
-    detail: a.error,
-    files: a.files,
-    decision,
-    threshold,
-    rollback,
-  };
-  const count = Math.max(decision.skillCount, decision.taskCount);
-  if (decision.taskBreaker) {
-    await writeNewFile(p.breaker(a.task), breakerFile(failure), { root }).catch((error) => {
-      if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
-    });
-    events.push(
-      eventLine(
-        ts,
-        "CIRCUIT_BREAKER_TRIGGERED",
-        `任务级熔断 (任务: ${a.task}, 错误: ${count}/${threshold})`,
-        "CRITICAL",
-      ),
-    );
-  } else if (decision.strategy !== "C") {
-    events.push(eventLine(ts, "RETRY", `重试 ${a.skill} (第${count}次)`, "STARTING"));
-  }
-  await appendText(p.errorTrace, traceRecord(failure), { root });
-  await writeFileAtomic(p.report(a.task), failureReport(failure), { root });
-  await appendLines(root, p.eventLog, events);
-  await saveState(
-    root,
-    withEvent(
-      decision.counts as HarnessState,
-      `${ts} | harness-handle-failure | FAILURE_HANDLED | ${a.task} | FAILURE`,
-    ),
-    threshold,
-  );
-  return {
-    task: a.task,
-    skill: a.skill,
-    type: classified.type,
-    rule: classified.rule,
-    count: { skill: decision.skillCount, task: decision.taskCount, max: threshold },
-    rollback: rollback === null
-      ? { needed: false }
-      : "to" in rollback
-      ? { needed: true, done: true, reason: decision.rollbackReason, ...rollback }
-      : { needed: true, done: false, reason: decision.rollbackReason, refused: rollback.refused },
-    strategy: decision.strategy,
-    strategy_reason: decision.strategyReason,
-    breaker: decision.taskBreaker ? "opened" : decision.globalBreaker ? "global" : "closed",
-    escalate: decision.escalate,
-    iteration: { current: decision.counts.current_iteration, max: decision.counts.max_iterations },
-    report: relativeTo(root, p.report(a.task)),
-    next_step: nextSteps(failure)[0],
-    exit_code: decision.strategy === "C" || decision.taskBreaker || decision.globalBreaker
-      ? EXIT.escalate
-      : EXIT.ok,
-  };
-}
-
-function printSummary(ctx: Context, o: Outcome): void {
-  if (o.success) {
-    ctx.out.line(
-      `Recorded a success for ${o.task}: counts cleared${
-        o.breaker_closed ? ", breaker closed" : ""
-      }` +
-        (o.stable
-          ? `, HEAD ${String(o.stable).slice(0, 12)} marked stable (refs/lifeline/stable)`
-          : ""),
-    );
-    return;
-  }
-  if (o.breaker === "open" || (o.breaker === "global" && !o.type)) {
-    ctx.out.line(`Breaker open for ${o.task}: nothing handled. ${o.next_step}`);
-    return;
-  }
-  const count = o.count as { skill: number; task: number; max: number };
-  const rollback = o.rollback as {
-    needed: boolean;
-    done?: boolean;
-    to?: string;
-    backup?: string;
-    restore?: string;
-    refused?: string;
-  };
-  ctx.out.line(`harness-handle-failure: ${o.task} (${o.skill})`);
-  ctx.out.line(`  error type: ${o.type} (rule: ${o.rule})`);
-  ctx.out.line(`  error count: ${Math.max(count.skill, count.task)}/${count.max}`);
-  ctx.out.line(
-    `  rollback: ${
-      !rollback.needed
-        ? "no"
-        : rollback.done
-        ? `yes, to ${rollback.to}; work saved as ${rollback.backup}`
-        : `refused: ${rollback.refused}`
-    }`,
-  );
-  if (rollback.restore) ctx.out.line(`  restore with: ${rollback.restore}`);
-  ctx.out.line(`  retry: strategy ${o.strategy} (${o.strategy_reason})`);
-  ctx.out.line(
-    `  breaker: ${
-      o.breaker === "opened"
-        ? "opened"
-        : o.breaker === "global"
-        ? "global breaker open"
-        : "not triggered"
-    }`,
-  );
-  ctx.out.line(`  report: ${o.report}`);
-  ctx.out.line(`  next: ${o.next_step}`);
-}
-
 export async function run(ctx: Context): Promise<number> {
   const needsStdin = !ctx.args.some((a) =>
     a === "--task" || a.startsWith("--task=") || a === "--event" || a.startsWith("--event=")
   );
   const args = parse(ctx.args, needsStdin ? await readStdinJson(ctx) : undefined);
   const root = await existingRoot(args.root, ctx.cwd);
-  const config = await loadConfig(ctx.env, root);
-  await recoverOwnState(root);
-  checkPreconditions(root);
-  await checkBreakerEnabled(root);
-  // One handling at a time per harness: the counts, the breaker and git all change together.
-  const outcome = await withLock(
-    harnessPaths(root).state,
-    () =>
-      args.kind === "success"
-        ? handleSuccess(ctx, root, args, config)
-        : handleFailure(ctx, root, args, config),
-    { root, waitMs: 120_000 },
-  );
-  if (args.json) ctx.out.json(outcome);
-  else printSummary(ctx, outcome);
-  return outcome.exit_code;
+  const engine: EngineContext = {
+    root,
+    config: await loadConfig(ctx.env, root),
+    now: ctx.now(),
+    pid: ctx.pid,
+    rootFlag: args.root ?? null,
+  };
+  const outcome = args.kind === "success"
+    ? await handleSuccess(engine, args)
+    : await handleFailure(engine, args);
+  if (args.json) ctx.out.json(handleJson(outcome, engine.rootFlag));
+  else for (const line of handleText(outcome, engine.rootFlag)) ctx.out.line(line);
+  return exitCode(outcome);
 }

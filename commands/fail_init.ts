@@ -9,7 +9,7 @@ import { relativeTo } from "../lib/core/path.ts";
 import { loadConfig } from "../lib/state/config.ts";
 import { parseFlags } from "../lib/core/flags.ts";
 import { initHarness } from "../lib/harness/files.ts";
-import { recoverOwnState } from "../lib/harness/rollback.ts";
+import { recoverRepo } from "../lib/harness/rollback.ts";
 
 export const help = `Usage: lifeline fail init [--root DIR] [--json]
 
@@ -34,9 +34,14 @@ export async function run(ctx: Context): Promise<number> {
   const { values } = parseFlags(ctx.args, { root: { type: "string" }, json: { type: "boolean" } });
   const root = await existingRoot(values.root, ctx.cwd);
   const config = await loadConfig(ctx.env, root);
-  // A rollback killed half-way may have the harness set aside: put it back, never create anew.
-  await recoverOwnState(root);
-  const { created, kept } = await initHarness(root, config.breaker.maxIterations);
+  // An older lifeline killed half-way through a rollback may have left the harness set aside:
+  // put it back rather than create it anew.
+  await recoverRepo(root, { now: ctx.now(), pid: ctx.pid });
+  const { created, kept } = await initHarness(root, {
+    maxIterations: config.breaker.maxIterations,
+    threshold: config.breaker.threshold,
+    lang: config.harness.language,
+  });
   const relative = (path: string) => relativeTo(root, path);
   if (values.json) {
     ctx.out.json({ root, created: created.map(relative), kept: kept.map(relative) });

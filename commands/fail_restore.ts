@@ -1,26 +1,31 @@
 /**
- * `lifeline fail restore`: puts back the working tree a rollback saved.
+ * `lifeline fail restore`: puts back what a rollback saved.
  *
  * @module
  */
 
 import { type Context, existingRoot, EXIT, UsageError } from "../lib/core/cli.ts";
 import { parseFlags } from "../lib/core/flags.ts";
-import { eventLine, isoSeconds } from "../lib/harness/files.ts";
-import { harnessPaths } from "../lib/state/layout.ts";
+import { loadConfig } from "../lib/state/config.ts";
+import { isoSeconds } from "../lib/harness/breaker_policy.ts";
+import { appendEvents } from "../lib/harness/files.ts";
 import { restoreBackup } from "../lib/harness/rollback.ts";
-import { appendText, stateFileExists } from "../lib/state/store.ts";
+import { harnessPaths } from "../lib/state/layout.ts";
+import { pathExists } from "../lib/state/store.ts";
 
 export const help = `Usage: lifeline fail restore <backup-ref> [--force] [--root DIR] [--json]
 
-Puts back what a rollback by \`lifeline fail handle\` saved under refs/lifeline/backups/…: HEAD,
-the index (what was staged) and every file of the working tree, untracked ones included.
-lifeline's own state (.EnjoyHarness/, .trace/, sessions/, logs/, .lifeline/) is left as it is.
+Puts back exactly what a rollback by \`lifeline fail handle\` saved under refs/lifeline/backups/…:
+every file it overwrote or deleted (byte for byte, with its mode; links as links), the index
+(staged changes, intent-to-add and skip-worktree entries) and, when the rollback moved the
+branch, HEAD. lifeline's own state (sessions/, logs/, .lifeline/, .claims/, .EnjoyHarness/,
+.trace/) and everything outside the backup's scope are left as they are.
 
-It refuses when the working tree changed since the rollback, because restoring would overwrite
-that work. --force restores anyway, after saving the current tree under a new backup ref.
+It refuses when something it would overwrite changed since the rollback (HEAD, the index, a
+file), naming it. --force restores anyway, after saving the current state under a new backup.
+A rollback or restore that a killed run left half-done is finished first.
 
-List the backups with: git for-each-ref refs/lifeline/backups
+List the backups with: lifeline fail list
 
 Options:
   --force      restore over newer changes (they are saved first)
@@ -35,32 +40,34 @@ export async function run(ctx: Context): Promise<number> {
     json: { type: "boolean" },
   }, { maxPositionals: 1 });
   const ref = positionals[0];
-  if (!ref) throw new UsageError("missing the backup ref to restore");
+  if (!ref) throw new UsageError("missing the backup ref to restore (see `lifeline fail list`)");
   const root = await existingRoot(values.root, ctx.cwd);
-  const result = await restoreBackup(root, ref, { force: values.force === true, now: ctx.now() });
-  const log = harnessPaths(root).eventLog;
-  if (stateFileExists(log, { root })) {
-    const line = eventLine(
-      isoSeconds(ctx.now()),
-      "RESTORE",
-      `恢复 ${result.backup.ref}`,
-      "SUCCESS",
-    );
-    await appendText(log, line + "\n", { root });
+  const config = await loadConfig(ctx.env, root);
+  const result = await restoreBackup(root, ref, {
+    force: values.force === true,
+    run: { now: ctx.now(), pid: ctx.pid },
+  });
+  if (await pathExists(harnessPaths(root).eventLog)) {
+    const event = { kind: "restore" as const, ts: isoSeconds(ctx.now()), ref: result.backup.ref };
+    await appendEvents(root, [event], config.harness.language);
   }
+  const m = result.backup.manifest;
   if (values.json) {
     ctx.out.json({
       restored: result.backup.ref,
-      head: result.backup.preHead,
-      saved_first: result.savedFirst ?? null,
+      head: m.pre_head,
+      head_moved: m.move_head,
+      scope: m.scope || ".",
+      files: m.files,
+      saved_first: result.savedFirst,
     });
-  } else {
-    if (result.savedFirst) ctx.out.line(`saved the newer changes first under ${result.savedFirst}`);
-    ctx.out.line(
-      `restored ${result.backup.ref}: HEAD ${
-        result.backup.preHead.slice(0, 12)
-      }, index and work tree as they were`,
-    );
+    return EXIT.ok;
   }
+  if (result.savedFirst) ctx.out.line(`saved the current state first under ${result.savedFirst}`);
+  ctx.out.line(
+    `restored ${result.backup.ref}: ${
+      m.move_head ? `HEAD ${m.pre_head.slice(0, 12)}` : `${m.scope}/ (HEAD did not move)`
+    }, index and work tree as they were`,
+  );
   return EXIT.ok;
 }

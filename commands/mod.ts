@@ -99,8 +99,23 @@ export const COMMANDS: readonly CommandEntry[] = [
   },
   {
     name: "fail restore",
-    summary: "Put back the working tree a rollback saved under refs/lifeline/backups/",
+    summary: "Put back exactly what a rollback saved under refs/lifeline/backups/",
     load: () => import("./fail_restore.ts"),
+  },
+  {
+    name: "fail list",
+    summary: "List the rollback backups: task, time, size, what they hold",
+    load: () => import("./fail_list.ts"),
+  },
+  {
+    name: "fail prune",
+    summary: "Delete old rollback backups (--keep N or --older-than 30d)",
+    load: () => import("./fail_prune.ts"),
+  },
+  {
+    name: "fail reset",
+    summary: "Close a task's breaker and clear its counts, or reset the iteration budget",
+    load: () => import("./fail_reset.ts"),
   },
   {
     name: "selfheal",

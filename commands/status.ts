@@ -21,6 +21,7 @@ import {
   readStateText,
 } from "../lib/state/store.ts";
 import { listSessions } from "../lib/sessions/session_list.ts";
+import { peekState } from "../lib/harness/files.ts";
 
 export const help = `Usage: lifeline status [--root DIR] [--json]
 
@@ -29,6 +30,8 @@ Shows, for the project and this user:
   sessions        id, heartbeat age, alive / dead / scavenged / unknown, tmux pane
   watched panes   what the tmux watcher tracks: state, limited until, attempts, refusals
   breakers        open circuit breakers (.EnjoyHarness/.circuit-breaker-task-*)
+  iterations      the loop harness's global iteration budget: at max_iterations every task's
+                  failure is answered "global breaker open" until \`lifeline fail reset --global\`
   tools           tools at or over the fallback threshold (consecutive failures)
   outbox          advice waiting for the next prompt
   kill switch     whether the self-heal reminder is on
@@ -140,12 +143,15 @@ export async function gatherStatus(ctx: Context, root: string) {
     });
   }
   const killSwitch = await readKillSwitch(killSwitchPath(ctx.env));
+  const harnessState = await peekState(root).catch(() => null);
   return {
     root,
     kill_switch: { state: killSwitch.state, path: killSwitch.path },
     sessions,
     watched_panes: watched,
     breakers,
+    iterations: harnessState &&
+      { current: harnessState.current_iteration, max: harnessState.max_iterations },
     tools_over_threshold: tools,
     outbox,
     /** Not printed with --json: the finished sessions, which the table counts instead of listing. */
@@ -215,6 +221,14 @@ export async function run(ctx: Context): Promise<number> {
         : s.breakers.map((b) => `${b.task} (${b.error_count ?? "?"} failures)`).join(", ")
     }`,
   );
+  if (s.iterations) {
+    const { current, max } = s.iterations;
+    out(
+      `iteration budget: ${current}/${max}${
+        current >= max ? " (global breaker open: every task stops)" : ""
+      }; reset with \`lifeline fail reset --global\``,
+    );
+  }
   out(
     `tools at the fallback threshold: ${
       s.tools_over_threshold.length === 0

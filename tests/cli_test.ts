@@ -131,7 +131,11 @@ Deno.test("commands refuse a --root that does not exist, and create nothing", as
         ["fail", "init"],
         ["fail", "handle", "--task", "T1", "--skill", "build", "--error", "x"],
         ["fail", "restore", "refs/lifeline/backups/x"],
+        ["fail", "list"],
+        ["fail", "prune", "--keep", "1"],
+        ["fail", "reset", "--task", "T1"],
         ["daemon", "stale", "--once"],
+        ["watch", "tmux", "--once"],
         ["forget", "s1"],
       ]
     ) {
@@ -171,7 +175,7 @@ Deno.test("typos: did you mean, for commands, subcommands and flags", async (t) 
       [
         ["fail", "hndle"],
         64,
-        /^Usage: lifeline fail <init\|handle\|restore>\nerror: unknown command "fail hndle" \(did you mean "fail handle"\?\)\n$/,
+        /^Usage: lifeline fail <init\|handle\|restore\|list\|prune\|reset>\nerror: unknown command "fail hndle" \(did you mean "fail handle"\?\)\n$/,
       ],
       [["status", "--jsn"], 64, /error: Unknown option '--jsn' \(did you mean "--json"\?\)\n$/],
       // DESIGN §5: a mistyped hook in settings.json must not become a usage error: exit 1, one line.

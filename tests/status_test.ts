@@ -151,6 +151,7 @@ Deno.test({
           },
         ],
         breakers: [{ task: "build-7", triggered_at: "2026-11-30T07:15:00.000Z", error_count: 3 }],
+        iterations: null,
         tools_over_threshold: [{ session: "working", tool: "Bash", failures: 3 }],
         outbox: [{
           session: "working",
@@ -204,6 +205,7 @@ Deno.test({
         sessions: [],
         watched_panes: [],
         breakers: [],
+        iterations: null,
         tools_over_threshold: [],
         outbox: [],
       });

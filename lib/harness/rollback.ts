@@ -1,435 +1,77 @@
 /**
- * Rolling a repository back to its stable commit without losing work (DESIGN §6,
- * spec/handle-failure.md Step 6), and putting the work back.
+ * Rolling a project back to its stable commit without losing work (DESIGN §6, spec/handle-failure.md
+ * Step 6), and putting the work back.
  *
- * Before any reset, the whole working tree (staged, unstaged and untracked files; not ignored
- * ones) is saved as a commit under `refs/lifeline/backups/<task>-<time>`, whose first parent is
- * the old HEAD and whose second parent holds the old index, like `git stash` does; `git gc` keeps
- * it because a ref points to it. `git clean` is never run, and lifeline's own state
- * (`.EnjoyHarness/`, `.trace/`, `sessions/`, `logs/`, `.lifeline/`) is never rolled back or
- * restored: tracked copies are set aside in the git directory and written back, so the record
- * of a rollback survives it. A run killed half-way leaves the set-aside copies, and the next run
- * puts them back first.
+ * The scope is the project root minus lifeline's own state (`repo.ts`). When the root is the
+ * repository's top, a rollback is the specification's `git reset --hard <stable>` within that
+ * scope: the branch moves. When the root is below the top, only the root's subtree is restored
+ * from the stable commit, and HEAD does not move. Before anything changes, everything the
+ * rollback may overwrite or delete is saved under `refs/lifeline/backups/` (`backup.ts`); what
+ * cannot be saved is refused first (`plan.ts`). A run killed at any point is finished by the
+ * next one (`journal.ts`). `git clean` is never run.
  *
  * @module
  */
 
-import { CliError } from "../core/cli.ts";
+import { git, repoTop, resolveCommit } from "../host/git.ts";
+import { joinPath } from "../core/path.ts";
+import { applyRestore, applyRollback, copyIndex } from "./apply.ts";
+import { type Backup, listBackups, type Manifest, readBackup, writeBackup } from "./backup.ts";
 import {
-  dirtySubmodules,
-  git,
-  gitDir,
-  isAncestor,
-  operationInProgress,
-  repoTop,
-  resolveCommit,
-} from "../host/git.ts";
-import { dirName, joinPath } from "../core/path.ts";
-import { withLock, writeFileAtomic } from "../state/store.ts";
+  type Journal,
+  journalPending,
+  readJournal,
+  removeStaleLocks,
+  withRepoLock,
+} from "./journal.ts";
+import { legacySetAsidePending, recoverLegacySetAside } from "./legacy_set_aside.ts";
+import {
+  OperationFailedError,
+  type RunInfo,
+  runJournaled,
+  savedIndexFile,
+  stamp,
+  startApplying,
+  toManifest,
+  totalNewBytes,
+} from "./operation.ts";
+import { listed } from "./plan.ts";
+import { openRepo, RefusedError, type Repo } from "./repo.ts";
+import { changedSinceRollback, saveBeforeRestore } from "./restore_check.ts";
+import {
+  checkTarget,
+  planFor,
+  refuseOperations,
+  type RollbackPlan,
+  type RollbackTarget,
+  type StableCommit,
+} from "./rollback_plan.ts";
+import { hashStates } from "./worktree.ts";
+import { bytesText } from "./wording.ts";
 
-/** lifeline's own state, relative to the project root: never rolled back or restored. */
-export const OWN_STATE_DIRS = [".EnjoyHarness", ".trace", "sessions", "logs", ".lifeline"];
-
-/** A rollback or restore that must not happen, and why. */
-export class RefusedError extends CliError {
-  override name = "RefusedError";
+/** The settings a rollback reads from `config.breaker`. */
+export interface RollbackSettings {
+  tagPattern: string;
+  maxFileBytes: number;
+  maxTotalBytes: number;
 }
 
-/** Where the repository is and where lifeline keeps its notes inside the git directory. */
-interface Repo {
-  top: string;
-  /** The project root relative to `top` ("" when they are the same). */
-  prefix: string;
-  /** `<git dir>/lifeline`. */
-  notes: string;
-  /** The git directory: the root below which the notes are kept. */
-  gitDir: string;
-}
-
-async function openRepo(root: string): Promise<Repo> {
-  const top = await repoTop(root);
-  if (!top) {
-    throw new RefusedError(
-      `${root} is not in a git repository, so there is nothing to roll back to`,
-    );
-  }
-  const realRoot = await Deno.realPath(root);
-  const realTop = await Deno.realPath(top);
-  const prefix = realRoot === realTop ? "" : realRoot.slice(realTop.length + 1);
-  const dir = await gitDir(realTop);
-  const repo = { top: realTop, prefix, notes: joinPath(dir, "lifeline"), gitDir: dir };
-  await withOwnStateLock(repo, () => recoverSetAside(repo));
-  return repo;
-}
-
-/**
- * Puts back lifeline's own state that a rollback killed half-way left set aside. Commands that
- * read that state (`fail init`, `fail handle`) call this first: otherwise a harness that a
- * killed reset removed looks missing, and the copy that would restore it is never used.
- */
-export async function recoverOwnState(root: string): Promise<void> {
-  if (await repoTop(root)) await openRepo(root);
-}
-
-/**
- * Setting aside, the git operation and putting back run under one lock, and so does recovery:
- * a recovery between another run's set-aside and its reset would drop the set-aside copy just
- * before the reset deletes the originals. The lock lives in the git directory, which no
- * rollback touches (lifeline's own directories may vanish during one).
- */
-function withOwnStateLock<T>(repo: Repo, fn: () => Promise<T>): Promise<T> {
-  return withLock(joinPath(repo.notes, "own-state"), fn, { root: repo.gitDir, waitMs: 120_000 });
-}
-
-async function refuseUnsafe(repo: Repo, what: string): Promise<void> {
-  const operation = await operationInProgress(repo.top);
-  if (operation) {
-    throw new RefusedError(
-      `${what} refused: ${operation} is in progress`,
-      "finish or abort it first",
-    );
-  }
-  for (const dir of ownStatePaths(repo)) {
-    if ((await Deno.lstat(joinPath(repo.top, dir)).catch(() => null))?.isSymlink) {
-      throw new RefusedError(
-        `${what} refused: ${dir} is a symbolic link, so lifeline cannot keep its state out of it`,
-        `replace ${dir} with the directory it points to`,
-      );
-    }
-  }
-  const dirty = await dirtySubmodules(repo.top);
-  if (dirty.length > 0) {
-    throw new RefusedError(
-      `${what} refused: submodule ${dirty.join(", ")} has changes of its own`,
-      "commit or stash inside the submodule first; lifeline does not reset submodules",
-    );
-  }
-}
-
-function ownStatePaths(repo: Repo): string[] {
-  return OWN_STATE_DIRS.map((dir) => (repo.prefix ? `${repo.prefix}/${dir}` : dir));
-}
-
-/**
- * The tree of the whole working tree: the index, plus every change and untracked file that is
- * not ignored, minus lifeline's own state. Built in a temporary index; the real one is untouched.
- */
-export async function worktreeTree(repo: Repo): Promise<string> {
-  await Deno.mkdir(repo.notes, { recursive: true });
-  const index = joinPath(repo.notes, `index-${crypto.randomUUID().slice(0, 8)}`);
-  const realIndex = joinPath(await gitDir(repo.top), "index");
-  try {
-    try {
-      await Deno.copyFile(realIndex, index);
-    } catch (error) {
-      if (!(error instanceof Deno.errors.NotFound)) throw error;
-    }
-    const env = { GIT_INDEX_FILE: index }; // merged into the inherited environment
-    await git(repo.top, ["add", "--all", "--", "."], { env });
-    await git(repo.top, [
-      "rm",
-      "--cached",
-      "-r",
-      "--quiet",
-      "--ignore-unmatch",
-      "--",
-      ...ownStatePaths(repo),
-    ], { env });
-    return await git(repo.top, ["write-tree"], { env });
-  } finally {
-    await Deno.remove(index).catch(() => {});
-  }
-}
-
-/** What a backup holds, as recorded in its commit message. */
-export interface BackupInfo {
-  ref: string;
-  commit: string;
-  /** HEAD before the rollback. */
-  preHead: string;
-  /** The index before the rollback, as a tree. */
-  indexTree: string;
-  /** The working tree before the rollback, as a tree. */
-  worktree: string;
-  /** The commit rolled back to, and the working tree right after (to see later changes). */
-  stable?: string;
-  afterTree?: string;
-}
-
-function backupMessage(task: string, fields: Record<string, string>): string {
-  return [
-    `lifeline backup before rolling back (task ${task})`,
-    "",
-    ...Object.entries(fields).map(([key, value]) => `${key}: ${value}`),
-    "",
-    `Restore with: lifeline fail restore <this ref>`,
-  ].join("\n");
-}
-
-/**
- * Who the backup commits are by. They are lifeline's snapshots, not the user's commits, and a
- * repository without a configured identity (a container, a CI machine) must still be backed up:
- * without this, `git commit-tree` fails there and the rollback with it.
- */
-const SNAPSHOT_IDENTITY = {
-  GIT_AUTHOR_NAME: "lifeline",
-  GIT_AUTHOR_EMAIL: "lifeline@localhost",
-  GIT_COMMITTER_NAME: "lifeline",
-  GIT_COMMITTER_EMAIL: "lifeline@localhost",
-};
-
-/** Saves the complete working tree and index under a new `refs/lifeline/backups/` ref. */
-async function saveBackup(repo: Repo, name: string): Promise<BackupInfo> {
-  const preHead = await resolveCommit(repo.top, "HEAD");
-  if (!preHead) throw new RefusedError("the repository has no commits yet");
-  const indexTree = await git(repo.top, ["write-tree"]);
-  const worktree = await worktreeTree(repo);
-  const indexCommit = await git(repo.top, [
-    "commit-tree",
-    indexTree,
-    "-p",
-    preHead,
-    "-m",
-    `lifeline: index of ${name}`,
-  ], { env: SNAPSHOT_IDENTITY });
-  const commit = await git(repo.top, [
-    "commit-tree",
-    worktree,
-    "-p",
-    preHead,
-    "-p",
-    indexCommit,
-    "-m",
-    backupMessage(name, { pre_head: preHead, index_tree: indexTree, worktree }),
-  ], { env: SNAPSHOT_IDENTITY });
-  let ref = `refs/lifeline/backups/${name}`;
-  for (let n = 2; await resolveCommit(repo.top, ref); n++) {
-    ref = `refs/lifeline/backups/${name}-${n}`;
-  }
-  await git(repo.top, ["update-ref", ref, commit]);
-  return { ref, commit, preHead, indexTree, worktree };
-}
-
-/** Every file under `dir` (relative paths), or none when it does not exist. */
-async function filesUnder(dir: string, relative: string): Promise<string[]> {
-  const files: string[] = [];
-  try {
-    for await (const entry of Deno.readDir(dir)) {
-      const rel = `${relative}/${entry.name}`;
-      if (entry.isDirectory) files.push(...await filesUnder(joinPath(dir, entry.name), rel));
-      else if (entry.isFile) files.push(rel);
-    }
-  } catch (error) {
-    if (!(error instanceof Deno.errors.NotFound || error instanceof Deno.errors.NotADirectory)) {
-      throw error;
-    }
-  }
-  return files;
-}
-
-/**
- * Sets lifeline's own state aside before git touches the work tree. All of it, tracked or not:
- * a reset can delete tracked files, and a later read-tree can delete files the index knows.
- */
-async function setAside(repo: Repo): Promise<void> {
-  const aside = joinPath(repo.notes, "set-aside");
-  await Deno.remove(aside, { recursive: true }).catch(() => {});
-  let count = 0;
-  for (const dir of ownStatePaths(repo)) {
-    for (const file of await filesUnder(joinPath(repo.top, dir), dir)) {
-      try {
-        const data = await Deno.readFile(joinPath(repo.top, file));
-        await Deno.mkdir(dirName(joinPath(aside, file)), { recursive: true });
-        await Deno.writeFile(joinPath(aside, file), data);
-        count++;
-      } catch (error) {
-        if (!(error instanceof Deno.errors.NotFound)) throw error;
-      }
-    }
-  }
-  // The marker says the set-aside copy is complete; only then may a later run trust it.
-  await writeFileAtomic(joinPath(repo.notes, "set-aside.complete"), `${count}\n`, {
-    root: repo.gitDir,
-  });
-}
-
-/** Writes set-aside state back (after a git operation, or after a run killed half-way). */
-async function recoverSetAside(repo: Repo): Promise<void> {
-  const aside = joinPath(repo.notes, "set-aside");
-  const complete = joinPath(repo.notes, "set-aside.complete");
-  try {
-    await Deno.lstat(complete);
-  } catch {
-    await Deno.remove(aside, { recursive: true }).catch(() => {}); // never finished: the originals are intact
-    return;
-  }
-  const walk = async (dir: string, relative: string): Promise<void> => {
-    for await (const entry of Deno.readDir(dir)) {
-      const path = joinPath(dir, entry.name);
-      const rel = relative ? `${relative}/${entry.name}` : entry.name;
-      if (entry.isDirectory) await walk(path, rel);
-      else {
-        await writeFileAtomic(joinPath(repo.top, rel), await Deno.readFile(path), {
-          root: repo.top,
-        });
-      }
-    }
-  };
-  try {
-    await walk(aside, "");
-  } catch (error) {
-    if (!(error instanceof Deno.errors.NotFound)) throw error;
-  }
-  await Deno.remove(complete);
-  await Deno.remove(aside, { recursive: true }).catch(() => {});
-}
-
-/** Runs a git operation on the work tree with lifeline's own state kept out of it. */
-async function keepingOwnState(repo: Repo, operation: () => Promise<void>): Promise<void> {
-  await withOwnStateLock(repo, async () => {
-    await setAside(repo);
-    await operation();
-    await recoverSetAside(repo);
-  });
-}
-
-/** The commit to roll back to: `refs/lifeline/stable`, else the newest tag matching `pattern`. */
-export async function findStable(
-  top: string,
-  pattern: string,
-): Promise<{ commit: string; name: string } | null> {
-  const stable = await resolveCommit(top, "refs/lifeline/stable");
-  if (stable) return { commit: stable, name: "refs/lifeline/stable" };
-  const tags = (await git(top, ["tag", "--list", pattern, "--sort=-creatordate"])).split("\n")
-    .filter(Boolean);
-  for (const tag of tags) {
-    const commit = await resolveCommit(top, `refs/tags/${tag}`);
-    if (commit) return { commit, name: tag };
-  }
-  return null;
-}
-
-/** What a rollback did. */
-export interface RollbackResult {
-  backup: BackupInfo;
-  stable: { commit: string; name: string };
-  restoreCommand: string;
-}
-
-function stamp(now: number): string {
-  return new Date(now).toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");
-}
-
-/** Saves everything, then resets the work tree to the stable commit. Throws RefusedError. */
-export async function rollBack(
-  root: string,
-  { task, now, tagPattern }: { task: string; now: number; tagPattern: string },
-): Promise<RollbackResult> {
-  const repo = await openRepo(root);
-  await refuseUnsafe(repo, "rollback");
-  const head = await resolveCommit(repo.top, "HEAD");
-  if (!head) throw new RefusedError("rollback refused: the repository has no commits yet");
-  const stable = await findStable(repo.top, tagPattern);
-  if (!stable) {
-    throw new RefusedError(
-      `rollback refused: no stable commit (no refs/lifeline/stable, no tag matching "${tagPattern}")`,
-      "mark one with `lifeline fail handle --success --task … --skill …` or `git tag stable-1 <commit>`",
-    );
-  }
-  if (!(await isAncestor(repo.top, stable.commit, head))) {
-    throw new RefusedError(
-      `rollback refused: the stable commit ${
-        stable.commit.slice(0, 12)
-      } (${stable.name}) is not an ancestor of HEAD`,
-      "a reset there would drop commits that are not on this branch; move the stable mark",
-    );
-  }
-  const backup = await saveBackup(repo, `${task}-${stamp(now)}`);
-  await keepingOwnState(repo, async () => {
-    await git(repo.top, ["reset", "--quiet", "--hard", stable.commit]);
-  });
-  const afterTree = await worktreeTree(repo);
-  const info = { ...backup, stable: stable.commit, afterTree };
-  await writeFileAtomic(
-    joinPath(repo.notes, "backups", `${backup.ref.split("/").pop()}.json`),
-    JSON.stringify(info, null, 2) + "\n",
-    { root: repo.gitDir },
-  );
-  return { backup: info, stable, restoreCommand: `lifeline fail restore ${backup.ref}` };
-}
-
-async function readBackup(repo: Repo, ref: string): Promise<BackupInfo> {
-  const full = ref.startsWith("refs/") ? ref : `refs/lifeline/backups/${ref}`;
-  const commit = await resolveCommit(repo.top, full);
-  if (!commit) {
-    throw new CliError(
-      `no backup ${full}`,
-      "list them with: git for-each-ref refs/lifeline/backups",
-    );
-  }
-  const message = await git(repo.top, ["log", "-1", "--format=%B", commit]);
-  const field = (key: string) => new RegExp(`^${key}: (\\S+)$`, "m").exec(message)?.[1];
-  const preHead = field("pre_head");
-  const indexTree = field("index_tree");
-  const worktree = field("worktree");
-  if (!preHead || !indexTree || !worktree) throw new CliError(`${full} is not a lifeline backup`);
-  let after: Partial<BackupInfo> = {};
-  try {
-    after = JSON.parse(
-      await Deno.readTextFile(joinPath(repo.notes, "backups", `${full.split("/").pop()}.json`)),
-    );
-  } catch {
-    // No record of the state right after the rollback: only --force can restore.
-  }
-  return {
-    ref: full,
-    commit,
-    preHead,
-    indexTree,
-    worktree,
-    ...(after.stable ? { stable: after.stable } : {}),
-    ...(after.afterTree ? { afterTree: after.afterTree } : {}),
-  };
-}
-
-/** What a restore did. */
-export interface RestoreResult {
-  backup: BackupInfo;
-  /** With --force over newer changes: where those were saved first. */
-  savedFirst?: string;
-}
-
-/**
- * Puts a backup's working tree, index and HEAD back. Refuses when the tree changed since the
- * rollback (that work would be overwritten) unless `force`, which saves it first.
- */
-export async function restoreBackup(
-  root: string,
-  ref: string,
-  { force, now }: { force: boolean; now: number },
-): Promise<RestoreResult> {
-  const repo = await openRepo(root);
-  await refuseUnsafe(repo, "restore");
-  const backup = await readBackup(repo, ref);
-  const head = await resolveCommit(repo.top, "HEAD");
-  const unchanged = backup.stable !== undefined && head === backup.stable &&
-    backup.afterTree === await worktreeTree(repo);
-  let savedFirst: string | undefined;
-  if (!unchanged) {
-    if (!force) {
-      throw new RefusedError(
-        "restore refused: the work tree changed since the rollback, and restoring would overwrite it",
-        `add --force to save the current tree first and restore anyway`,
-      );
-    }
-    savedFirst = (await saveBackup(repo, `before-restore-${stamp(now)}`)).ref;
-  }
-  await keepingOwnState(repo, async () => {
-    await git(repo.top, ["reset", "--quiet", "--hard", backup.preHead]);
-    await git(repo.top, ["read-tree", "--reset", "-u", backup.worktree]);
-    await git(repo.top, ["read-tree", backup.indexTree]);
-  });
-  return { backup, ...(savedFirst ? { savedFirst } : {}) };
+/** What a run found and finished of earlier runs. */
+export interface Recovered {
+  /** An operation that a run which died left half-done, now finished. */
+  finished: {
+    op: "rollback" | "restore";
+    /** The dead run's pid, and the step it was in. */
+    pid: number;
+    step: string;
+    /** The backup describing the operation, and the one saving the state found. */
+    backup: string | null;
+    savedFirst: string | null;
+  } | null;
+  /** Lock files the dead run left, removed. */
+  locks: string[];
+  /** Files of lifeline's own state that an older version set aside, put back. */
+  legacyRestored: string[];
 }
 
 /** Marks HEAD as the stable commit (`refs/lifeline/stable`), or does nothing outside git. */
@@ -440,4 +82,268 @@ export async function markStable(root: string): Promise<string | null> {
   if (!head) return null;
   await git(top, ["update-ref", "refs/lifeline/stable", head]);
   return head;
+}
+
+/** What `fail handle --dry-run` shows: the plan, from the real index, changing nothing. */
+export async function planRollback(
+  root: string,
+  settings: RollbackSettings,
+): Promise<RollbackPlan> {
+  const repo = await openRepo(root);
+  const target = await checkTarget(repo, settings.tagPattern);
+  return await planFor(repo, target, {
+    indexFile: repo.index,
+    maxFileBytes: settings.maxFileBytes,
+  });
+}
+
+/** What a rollback did. */
+export interface RollbackDone {
+  backup: string;
+  manifest: Manifest;
+  stable: StableCommit;
+  /** The scope rolled back ("" for the whole repository), and whether HEAD moved. */
+  scope: string;
+  headMoved: boolean;
+  recovered: Recovered | null;
+}
+
+/** Saves, then rolls back. Throws {@linkcode RefusedError} or {@linkcode OperationFailedError}. */
+export async function rollBack(
+  root: string,
+  { task, run, settings }: { task: string; run: RunInfo; settings: RollbackSettings },
+): Promise<RollbackDone> {
+  const repo = await openRepo(root);
+  return await withRepoLock(repo, async () => {
+    const recovered = await finishInterrupted(repo, run);
+    const target = await checkTarget(repo, settings.tagPattern);
+    const { ref, manifest } = await runJournaled(repo, { op: "rollback", run, backup: null }, (
+      journal,
+      tmp,
+    ) =>
+      saveAndRollBack(repo, { target, task, run, tmp, settings }, async (ref, manifest, index) => {
+        await startApplying(repo, journal, ref);
+        await applyOrUndo(
+          ref,
+          () => applyRollback(repo, journal, manifest, tmp),
+          () =>
+            applyRestore(repo, journal, {
+              manifest,
+              savedIndex: index,
+              headFrom: [target.stable.commit],
+              tmp,
+            }),
+        );
+      }));
+    return {
+      backup: ref,
+      manifest,
+      stable: target.stable,
+      scope: repo.prefix,
+      headMoved: manifest.move_head,
+      recovered,
+    };
+  });
+}
+
+/** Plans, refuses what it must, saves the backup, then hands over to `apply`. */
+async function saveAndRollBack(
+  repo: Repo,
+  { target, task, run, tmp, settings }: {
+    target: RollbackTarget;
+    task: string;
+    run: RunInfo;
+    tmp: string;
+    settings: Pick<RollbackSettings, "maxFileBytes" | "maxTotalBytes">;
+  },
+  apply: (ref: string, manifest: Manifest, indexCopy: string) => Promise<void>,
+): Promise<{ ref: string; manifest: Manifest }> {
+  const held = totalNewBytes(await listBackups(repo));
+  refuseOverBudget(held, settings.maxTotalBytes); // before hashing writes any object
+  const indexCopy = joinPath(tmp, "before.index");
+  await copyIndex(repo, indexCopy);
+  const plan = await planFor(repo, target, {
+    indexFile: indexCopy,
+    maxFileBytes: settings.maxFileBytes,
+  });
+  await hashStates(repo.top, plan.states, { write: true, tmp: joinPath(tmp, "links") });
+  const manifest = toManifest(plan.states, plan.known, {
+    task,
+    created: run.now,
+    scope: repo.prefix,
+    pre_head: target.head,
+    head_ref: await git(repo.top, ["symbolic-ref", "-q", "HEAD"]).catch(() => null),
+    move_head: plan.moveHead,
+    after: { kind: "stable", commit: target.stable.commit, name: target.stable.name },
+  });
+  refuseOverBudget(held + manifest.new_bytes, settings.maxTotalBytes);
+  const ref = await writeBackup(repo, manifest, {
+    name: `${task}-${stamp(run.now)}`,
+    indexCopy,
+    tmp,
+  });
+  await apply(ref, manifest, indexCopy);
+  return { ref, manifest };
+}
+
+function refuseOverBudget(bytes: number, maxBytes: number): void {
+  if (bytes <= maxBytes) return;
+  throw new RefusedError(
+    `backups would hold ${bytesText(bytes)}, over breaker.maxBackupsMB (${bytesText(maxBytes)})`,
+    "remove old ones with `lifeline fail prune --keep 5` (see `lifeline fail list`)",
+  );
+}
+
+/** Runs the git steps; when they fail, puts the backup back so nothing is left half-done. */
+async function applyOrUndo(
+  ref: string,
+  apply: () => Promise<void>,
+  undo: () => Promise<void>,
+): Promise<void> {
+  try {
+    await apply();
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    try {
+      await undo();
+    } catch (undoError) {
+      const why = undoError instanceof Error ? undoError.message : String(undoError);
+      throw new OperationFailedError(
+        `${reason}; putting the backup back failed too: ${why}`,
+        ref,
+        false,
+      );
+    }
+    throw new OperationFailedError(reason, ref, true);
+  }
+}
+
+/** What a restore did. */
+export interface RestoreDone {
+  backup: Backup;
+  /** The state found, saved first (with --force, or when finishing an interrupted run). */
+  savedFirst: string | null;
+  headMoved: boolean;
+  recovered: Recovered | null;
+}
+
+/**
+ * Puts a backup back. Refuses when anything it would overwrite changed since the rollback,
+ * unless `force`, which saves the current state as a new backup first.
+ */
+export async function restoreBackup(
+  root: string,
+  name: string,
+  { force, run }: { force: boolean; run: RunInfo },
+): Promise<RestoreDone> {
+  const found = await openRepo(root);
+  return await withRepoLock(found, async () => {
+    const recovered = await finishInterrupted(found, run);
+    const backup = await readBackup(found, name);
+    const repo = { ...found, prefix: backup.manifest.scope };
+    await refuseOperations(repo);
+    const savedFirst = await runJournaled(repo, { op: "restore", run, backup: null }, async (
+      journal,
+      tmp,
+    ) => {
+      const changes = await changedSinceRollback(repo, backup, tmp);
+      if (changes.length > 0 && !force) {
+        throw new RefusedError(
+          `what changed since the rollback would be overwritten: ${listed(changes)}`,
+          "add --force to save the current state as a new backup first, then restore",
+        );
+      }
+      const saved = changes.length > 0 ? await saveBeforeRestore(repo, backup, { run, tmp }) : null;
+      await startApplying(repo, journal, backup.ref);
+      await restoreSteps(repo, journal, backup, tmp);
+      return saved;
+    });
+    return { backup, savedFirst, headMoved: backup.manifest.move_head, recovered };
+  });
+}
+
+async function restoreSteps(repo: Repo, journal: Journal, backup: Backup, tmp: string) {
+  const head = await resolveCommit(repo.top, "HEAD");
+  await applyRestore(repo, journal, {
+    manifest: backup.manifest,
+    savedIndex: await savedIndexFile(repo, backup, tmp),
+    headFrom: head ? [head] : [],
+    tmp,
+  });
+}
+
+/**
+ * Finishes what a run that died left (its journal), saving the state found first, and puts back
+ * lifeline's state that an older version set aside. Call with the repository lock held.
+ */
+async function finishInterrupted(repo: Repo, run: RunInfo): Promise<Recovered | null> {
+  const legacyRestored = await recoverLegacySetAside(repo);
+  const journal = await readJournal(repo);
+  if (!journal) {
+    return legacyRestored.length === 0 ? null : { finished: null, locks: [], legacyRestored };
+  }
+  const locks = await removeStaleLocks(repo, journal);
+  let savedFirst: string | null = null;
+  if (journal.backup) {
+    const backup = await readBackup(repo, journal.backup);
+    const scoped = { ...repo, prefix: backup.manifest.scope };
+    savedFirst = await runJournaled(
+      scoped,
+      { op: journal.op, run, backup: backup.ref },
+      (j, tmp) =>
+        journal.op === "restore"
+          ? finishRestore(scoped, j, backup, { run, tmp })
+          : finishRollback(scoped, j, backup.manifest, { run, tmp }),
+    );
+  } else {
+    await runJournaled(repo, { op: journal.op, run, backup: null }, () => Promise.resolve());
+  }
+  const { op, pid, step, backup } = journal;
+  return { finished: { op, pid, step, backup, savedFirst }, locks, legacyRestored };
+}
+
+async function finishRestore(
+  repo: Repo,
+  journal: Journal,
+  backup: Backup,
+  { run, tmp }: { run: RunInfo; tmp: string },
+): Promise<string> {
+  const saved = await saveBeforeRestore(repo, backup, { run, tmp });
+  await restoreSteps(repo, journal, backup, tmp);
+  return saved;
+}
+
+/** Rolls back again to the same commit, from whatever state the dead run left, saving it first. */
+async function finishRollback(
+  repo: Repo,
+  journal: Journal,
+  manifest: Manifest,
+  { run, tmp }: { run: RunInfo; tmp: string },
+): Promise<string> {
+  if (manifest.after.kind !== "stable") throw new Error("not a rollback's backup");
+  const head = await resolveCommit(repo.top, "HEAD");
+  const stable = { commit: manifest.after.commit, name: manifest.after.name };
+  const { ref } = await saveAndRollBack(repo, {
+    target: { head: head ?? manifest.pre_head, stable },
+    task: manifest.task,
+    run,
+    tmp,
+    settings: { maxFileBytes: Infinity, maxTotalBytes: Infinity },
+  }, async (ref, next) => {
+    await startApplying(repo, journal, ref);
+    await applyRollback(repo, journal, next, tmp);
+  });
+  return ref;
+}
+
+/**
+ * Finishes an interrupted rollback or restore, if one is pending, for commands that are about to
+ * read the project (`fail handle`, `fail init`). Returns what it did, or null.
+ */
+export async function recoverRepo(root: string, run: RunInfo): Promise<Recovered | null> {
+  if (!(await repoTop(root))) return null;
+  const repo = await openRepo(root);
+  // Most runs find nothing to do: they look without taking the lock (or creating anything).
+  if (!(await journalPending(repo)) && !(await legacySetAsidePending(repo))) return null;
+  return await withRepoLock(repo, () => finishInterrupted(repo, run));
 }

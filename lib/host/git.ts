@@ -12,15 +12,21 @@ export class GitError extends CliError {
   override name = "GitError";
 }
 
-/** Runs `git <args>` in `cwd` and returns stdout (trailing newline removed). */
-export async function git(
-  cwd: string,
-  args: string[],
-  { env }: { env?: Record<string, string> } = {},
-): Promise<string> {
+/** Options for {@linkcode git}: variables added to the environment, and bytes for stdin. */
+export interface GitOptions {
+  env?: Record<string, string>;
+  stdin?: string | Uint8Array;
+}
+
+/** Runs `git <args>` in `cwd` and returns what it printed. Throws {@linkcode GitError}. */
+export async function gitRun(cwd: string, args: string[], { env, stdin }: GitOptions = {}) {
   let result;
   try {
-    result = await runProgram("git", args, { cwd, ...(env ? { env } : {}) });
+    result = await runProgram("git", args, {
+      cwd,
+      ...(env ? { env } : {}),
+      ...(stdin === undefined ? {} : { stdin }),
+    });
   } catch (error) {
     if (error instanceof ProgramMissingError) throw new GitError("git is not installed");
     throw error;
@@ -30,7 +36,12 @@ export async function git(
       `git ${args[0]} failed: ${result.stderr.trim() || `exit code ${result.code}`}`,
     );
   }
-  return result.stdout.replace(/\n$/, "");
+  return result;
+}
+
+/** Runs `git <args>` in `cwd` and returns stdout (trailing newline removed). */
+export async function git(cwd: string, args: string[], options: GitOptions = {}): Promise<string> {
+  return (await gitRun(cwd, args, options)).stdout.replace(/\n$/, "");
 }
 
 /** The work tree's top directory, or null outside a repository. */
@@ -77,9 +88,19 @@ export async function operationInProgress(top: string): Promise<string | null> {
   return null;
 }
 
-/** Submodules with changes of their own (modified content, new commits, untracked files). */
-export async function dirtySubmodules(top: string): Promise<string[]> {
-  const status = await git(top, ["status", "--porcelain=v2", "--ignore-submodules=none"]);
+/**
+ * Submodules with changes of their own (modified content, new commits, untracked files), among
+ * the paths `pathspecs` names (all by default).
+ */
+export async function dirtySubmodules(top: string, pathspecs: string[] = []): Promise<string[]> {
+  const status = await git(top, [
+    "--no-optional-locks",
+    "status",
+    "--porcelain=v2",
+    "--ignore-submodules=none",
+    "--",
+    ...pathspecs,
+  ]);
   // v2 ordinary entries: "1 XY <sub> …"; <sub> is "S" plus C/M/U flags for a submodule.
   return status.split("\n")
     .filter((line) => /^[12] \S\S S(?!\.\.\.)/.test(line))

@@ -89,6 +89,14 @@ export const DEFAULT_CONFIG = {
     /** Tags that mark a stable commit when `refs/lifeline/stable` is absent. */
     stableTagPattern: "stable*",
     maxIterations: 100,
+    /** A rollback refuses to save a file larger than this that git does not hold already. */
+    maxBackupFileMB: 100,
+    /** A rollback refuses when lifeline's backups would add more than this to the repository. */
+    maxBackupsMB: 1024,
+  },
+  harness: {
+    /** The headings of the harness's markdown: "zh" (the specification's) or "en". */
+    language: "zh" as "zh" | "en",
   },
   notify: {
     /**
@@ -164,7 +172,10 @@ export const configFileSchema = lazy(() => {
       rollbackAtCount: z.optional(count()),
       stableTagPattern: z.optional(z.string().check(z.minLength(1))),
       maxIterations: z.optional(z.int().check(z.minimum(1), z.maximum(1_000_000))),
+      maxBackupFileMB: z.optional(z.number().check(z.minimum(0), z.maximum(1 << 20))),
+      maxBackupsMB: z.optional(z.number().check(z.minimum(0), z.maximum(1 << 24))),
     })),
+    harness: z.optional(z.strictObject({ language: z.optional(z.enum(["zh", "en"])) })),
   });
 });
 

@@ -7,6 +7,7 @@
  * @module
  */
 
+import { UsageError } from "../core/cli.ts";
 import { absolutePath, isAbsolutePath, joinPath } from "../core/path.ts";
 
 /** What a validated name is used as, for error messages. */
@@ -40,6 +41,16 @@ export function validateName(kind: NameKind, value: unknown): string {
     throw new InvalidNameError(kind, value, "only letters, digits, '.', '_' and '-' are allowed");
   }
   return value;
+}
+
+/** {@linkcode validateName} for a command-line argument: a bad name is a usage error. */
+export function nameArgument(kind: NameKind, value: unknown): string {
+  try {
+    return validateName(kind, value);
+  } catch (error) {
+    if (error instanceof InvalidNameError) throw new UsageError(error.message);
+    throw error;
+  }
 }
 
 /** Project-level state under a root. */

@@ -1,0 +1,230 @@
+/**
+ * The steps that change the work tree, the index and HEAD. Each is idempotent given its backup's
+ * manifest, so a run killed anywhere is finished by running the same steps again. The caller
+ * holds the repository lock and git's `index.lock`; the new index is built in a temporary file and
+ * renamed over the real one, as git itself does.
+ *
+ * @module
+ */
+
+import { joinPath } from "../core/path.ts";
+import { git, resolveCommit } from "../host/git.ts";
+import type { Manifest, SavedState } from "./backup.ts";
+import { readIndexEntries, replaceEntries } from "./index_entries.ts";
+import { type Journal, writeJournal } from "./journal.ts";
+import { inScope, RefusedError, type Repo, scopePathspecs } from "./repo.ts";
+import {
+  ancestors,
+  hashStates,
+  type PathState,
+  putFile,
+  readBlobs,
+  removePath,
+  TreeReader,
+} from "./worktree.ts";
+
+/** Copies the index file (none is fine: git then starts from an empty one). */
+export async function copyIndex(repo: Repo, to: string): Promise<void> {
+  try {
+    await Deno.copyFile(repo.index, to);
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+  }
+}
+
+/**
+ * Moves HEAD (its branch, when it has one) to `to`, if it is at one of `from`; does nothing when
+ * it is there already. Compare-and-swap, so a commit made meanwhile is never dropped.
+ */
+export async function moveHead(
+  repo: Repo,
+  journal: Journal,
+  { from, to }: { from: string[]; to: string },
+): Promise<void> {
+  const current = await resolveCommit(repo.top, "HEAD");
+  if (current === to) return;
+  if (!current || !from.includes(current)) {
+    throw new RefusedError(
+      `HEAD moved meanwhile (it is at ${current?.slice(0, 12) ?? "nothing"})`,
+      "lifeline does not move a branch that somebody else moved",
+    );
+  }
+  const branch = await git(repo.top, ["symbolic-ref", "-q", "HEAD"]).catch(() => null);
+  const lock = branch ? joinPath(repo.commonDir, `${branch}.lock`) : `${repo.gitDir}/HEAD.lock`;
+  journal.refLocks = [{ path: lock, content: `${to}\n` }];
+  await writeJournal(repo, journal);
+  await git(repo.top, ["update-ref", "-m", `lifeline: ${journal.op}`, "HEAD", to, current]);
+}
+
+/** Rolls the scope back to the stable commit: index and work tree, and HEAD at the top. */
+export async function applyRollback(
+  repo: Repo,
+  journal: Journal,
+  manifest: Manifest,
+  tmp: string,
+): Promise<void> {
+  if (manifest.after.kind !== "stable") throw new Error("not a rollback's backup");
+  const stable = manifest.after.commit;
+  const next = joinPath(tmp, "rollback.index");
+  await copyIndex(repo, next);
+  const env = { GIT_INDEX_FILE: next };
+  const scope = scopePathspecs(repo);
+  // git refuses a pathspec that matches nothing: a root that neither commit nor index has.
+  const tracked = await git(repo.top, ["ls-files", "-z", "--", ...scope], { env }) !== "" ||
+    await git(repo.top, ["ls-tree", "--name-only", stable, "--", repo.prefix || "."]) !== "";
+  if (tracked) {
+    await git(repo.top, [
+      "restore",
+      "--no-recurse-submodules",
+      `--source=${stable}`,
+      "--staged",
+      "--worktree",
+      "--",
+      ...scope,
+    ], { env });
+  }
+  if (manifest.move_head) await moveHead(repo, journal, { from: [manifest.pre_head], to: stable });
+  await Deno.rename(next, repo.index);
+}
+
+/** Puts back a backup: the work tree's saved paths, the index in the scope, and HEAD. */
+export async function applyRestore(
+  repo: Repo,
+  journal: Journal,
+  { manifest, savedIndex, headFrom, tmp }: {
+    manifest: Manifest;
+    savedIndex: string;
+    headFrom: string[];
+    tmp: string;
+  },
+): Promise<void> {
+  await restoreWorktree(repo, manifest, tmp);
+  const next = await composeIndex(repo, savedIndex, joinPath(tmp, "restore.index"));
+  if (manifest.move_head) {
+    await moveHead(repo, journal, { from: headFrom, to: manifest.pre_head });
+  }
+  await Deno.rename(next, repo.index);
+}
+
+/**
+ * The index to install: the current one (so what others staged outside the scope meanwhile
+ * stays), with the scope's entries replaced by the saved ones, flags included. Their stat data is
+ * left empty on purpose: it described files that are rewritten now, and git compares stat data
+ * coarsely (whole seconds, a reused inode), so stale data could pass a changed file as clean.
+ */
+async function composeIndex(repo: Repo, savedIndex: string, next: string): Promise<string> {
+  const saved = await readIndexEntries(repo.top, savedIndex);
+  const current = await readIndexEntries(repo.top, repo.index);
+  await copyIndex(repo, next);
+  await replaceEntries(repo.top, next, {
+    replace: current.filter((e) => inScope(repo, e.path)).map((e) => e.path),
+    entries: saved.filter((e) => inScope(repo, e.path)),
+    ensureFile: (path) => placeholder(repo, path),
+  });
+  return next;
+}
+
+/**
+ * An empty file at `path` while `git add -N` records it (and the directories it needs), unless
+ * something is there; returns what removes them again. Never writes through a link.
+ */
+async function placeholder(repo: Repo, path: string): Promise<() => Promise<void>> {
+  const reader = new TreeReader(repo.top);
+  if ((await reader.state(path)).kind !== "absent") return async () => {};
+  const blocker = await reader.blocker(path);
+  if (blocker) throw new RefusedError(`${blocker} stands where ${path}'s directory must be`);
+  const made: string[] = [];
+  for (const dir of ancestors(path)) {
+    if ((await reader.state(dir)).kind === "absent") {
+      await Deno.mkdir(joinPath(repo.top, dir));
+      made.unshift(dir);
+    }
+  }
+  await Deno.writeFile(joinPath(repo.top, path), new Uint8Array(), { createNew: true });
+  return async () => {
+    await Deno.remove(joinPath(repo.top, path));
+    for (const dir of made) await Deno.remove(joinPath(repo.top, dir));
+  };
+}
+
+/** True when what is at a path now is its saved state (mode aside: a chmod is no conflict). */
+export function same(saved: SavedState, now: PathState): boolean {
+  if (saved.kind !== now.kind) return false;
+  if (saved.kind === "file" && now.kind === "file") return saved.oid === now.oid;
+  if (saved.kind === "symlink" && now.kind === "symlink") return saved.target === now.target;
+  return true;
+}
+
+const depth = (path: string) => path.split("/").length;
+
+/** The work tree's saved paths as they were: removals deepest first, then writes, then modes. */
+async function restoreWorktree(repo: Repo, manifest: Manifest, tmp: string): Promise<void> {
+  const reader = new TreeReader(repo.top);
+  const now = new Map<string, PathState>();
+  for (const path of Object.keys(manifest.paths)) now.set(path, await reader.state(path));
+  await hashStates(repo.top, now, { write: false, tmp: joinPath(tmp, "links") });
+  const deepest = [...now.keys()].sort((a, b) => depth(b) - depth(a) || (a < b ? -1 : 1));
+  for (const path of deepest) {
+    const saved = manifest.paths[path]!;
+    const current = now.get(path)!;
+    if (same(saved, current) || !mustRemove(saved, current)) continue;
+    await removePath(joinPath(repo.top, path));
+    now.set(path, { kind: "absent" });
+  }
+  await writeSaved(repo, manifest, now, [...deepest].reverse());
+  for (const path of deepest) {
+    const saved = manifest.paths[path]!;
+    const full = joinPath(repo.top, path);
+    if (saved.kind === "dir") await Deno.chmod(full, saved.mode);
+    if (saved.kind === "absent" && now.get(path)!.kind === "dir") {
+      await Deno.remove(full).catch(() => {}); // kept when something else is in it now
+    }
+  }
+}
+
+/**
+ * Whether what is there must go before the saved state can be written. A directory the rollback
+ * created is emptied path by path and removed at the end; a file is replaced by a rename.
+ */
+function mustRemove(saved: SavedState, current: PathState): boolean {
+  if (current.kind === "absent") return false;
+  if (current.kind === "dir") return saved.kind === "file" || saved.kind === "symlink";
+  return saved.kind !== "file";
+}
+
+/** Bytes of file content read from git at a time, so a large backup does not fill memory. */
+const CHUNK_BYTES = 64 << 20;
+
+/** Creates the saved directories and links (shallow first), then writes the saved files. */
+async function writeSaved(
+  repo: Repo,
+  manifest: Manifest,
+  now: Map<string, PathState>,
+  shallowest: string[],
+): Promise<void> {
+  const files: [string, Extract<SavedState, { kind: "file" }>][] = [];
+  for (const path of shallowest) {
+    const saved = manifest.paths[path]!;
+    const current = now.get(path)!;
+    const full = joinPath(repo.top, path);
+    if (saved.kind === "dir" && current.kind !== "dir") await Deno.mkdir(full);
+    if (saved.kind === "symlink" && !same(saved, current)) await Deno.symlink(saved.target, full);
+    if (saved.kind !== "file") continue;
+    if (!same(saved, current)) files.push([path, saved]);
+    else if (current.kind === "file" && current.mode !== saved.mode) {
+      await Deno.chmod(full, saved.mode);
+    }
+  }
+  for (let start = 0; start < files.length;) {
+    let end = start;
+    for (let bytes = 0; end < files.length && (end === start || bytes < CHUNK_BYTES); end++) {
+      bytes += files[end]![1].size;
+    }
+    const chunk = files.slice(start, end);
+    const blobs = await readBlobs(repo.top, chunk.map(([, s]) => s.oid));
+    for (const [path, saved] of chunk) {
+      await putFile(joinPath(repo.top, path), blobs.get(saved.oid)!, saved.mode);
+    }
+    start = end;
+  }
+}
