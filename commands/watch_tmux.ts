@@ -241,8 +241,13 @@ export async function run(ctx: Context): Promise<number> {
   });
   const named = "socketName" in args.server || "socketPath" in args.server;
   const server = await serverIdentity(args.server);
-  const socket = server?.socketPath ??
-    expectedSocketPath(args.server, ctx.env, Deno.build.os === "windows" ? null : Deno.uid());
+  // The path this watcher connects through, not the one the server reports: a socket that was
+  // renamed or moved still reports its first path, which another server may use by now.
+  const socket = expectedSocketPath(
+    args.server,
+    ctx.env,
+    Deno.build.os === "windows" ? null : Deno.uid(),
+  );
   if (!server && (args.once || args.explain)) {
     throw new CliError(
       `no tmux server runs on ${socket}`,

@@ -88,9 +88,9 @@ Deno.test({
       // Something to print: a session, and a tmux pane whose program counts as the agent.
       await Deno.mkdir(`${project}/sessions/s1`, { recursive: true });
       await Deno.writeTextFile(`${project}/sessions/s1/heartbeat`, "1\n");
-      await Deno.mkdir(`${project}/.lifeline`);
+      await Deno.mkdir(`${dir}/home/.config/lifeline`, { recursive: true });
       await Deno.writeTextFile(
-        `${project}/.lifeline/config.json`,
+        `${dir}/home/.config/lifeline/config.json`,
         '{"watch": {"agentCommands": ["sleep"]}}',
       );
       const socket = `lifeline-test-${crypto.randomUUID().slice(0, 8)}`;

@@ -182,8 +182,9 @@ Deno.test({
     assert.equal(configs.length, 1);
     assert.deepEqual(JSON.parse(configs[0]!.body.join("\n")), DEFAULT_CONFIG);
     await withTempDir(async (dir) => {
-      await Deno.mkdir(`${dir}/.lifeline`);
-      await Deno.writeTextFile(`${dir}/.lifeline/config.json`, configs[0]!.body.join("\n"));
+      // As the user's config: it holds the keys only the user may set.
+      await Deno.mkdir(`${dir}/.config/lifeline`, { recursive: true });
+      await Deno.writeTextFile(`${dir}/.config/lifeline/config.json`, configs[0]!.body.join("\n"));
       const result = await runLifeline(["status", "--root", dir], { env: { HOME: dir } });
       assert.equal(result.code, 0, result.stderr);
     });

@@ -1,18 +1,18 @@
 import assert from "node:assert/strict";
 import {
   parseResetPhrase,
-  resetWindowMs,
+  resetWindow,
   resolveReset,
   zonedToUtc,
 } from "../lib/claude/reset_time.ts";
 
-const FIVE_HOURS = resetWindowMs("5-hour");
-const DAY = resetWindowMs("weekly");
+const FIVE_HOURS = resetWindow("5-hour");
+const DAY = resetWindow("weekly");
 
-function at(text: string, anchorIso: string, localZone = "UTC", windowMs = FIVE_HOURS) {
+function at(text: string, anchorIso: string, localZone = "UTC", window = FIVE_HOURS) {
   const phrase = parseResetPhrase(text);
   if (!phrase) return "unparsed";
-  const ms = resolveReset(phrase, { anchorMs: Date.parse(anchorIso), localZone, windowMs });
+  const ms = resolveReset(phrase, { anchorMs: Date.parse(anchorIso), localZone, window });
   return ms === null ? null : new Date(ms).toISOString();
 }
 
@@ -140,5 +140,67 @@ Deno.test("dates more than 24 h ahead, and the year", () => {
   assert.equal(
     at("resets Nov 20, 2027, 3pm (UTC)", "2026-11-30T10:00:00Z", "UTC", DAY),
     "2027-11-20T15:00:00.000Z",
+  );
+});
+
+Deno.test("limits other than the 5-hour one reset up to a day ahead; an unnamed one is read as either", async (t) => {
+  const anchor = "2026-12-01T11:21:00Z";
+  const rows: [string, string, string | null][] = [
+    // Found by trying: these were read as yesterday's reset, typed into early, then given up on.
+    ["extra usage", "You're out of extra usage · resets 8pm (UTC)", "2026-12-01T20:00:00.000Z"],
+    ["monthly", "You've hit your monthly limit · resets 9pm (UTC)", "2026-12-01T21:00:00.000Z"],
+    ["weekly", "You've hit your weekly limit · resets 9am (UTC)", "2026-12-02T09:00:00.000Z"],
+    // Unnamed: a reset within the last 5 h is the 5-hour one that just passed; else ahead.
+    ["unnamed, ahead", "You've hit your limit · resets 8pm (UTC)", "2026-12-01T20:00:00.000Z"],
+    [
+      "unnamed, just passed",
+      "You've hit your limit · resets 11am (UTC)",
+      "2026-12-01T11:00:00.000Z",
+    ],
+    [
+      "5-hour, far ahead: passed",
+      "You've hit your 5-hour limit · resets 8pm (UTC)",
+      "2026-11-30T20:00:00.000Z",
+    ],
+  ];
+  for (const [name, text, expected] of rows) {
+    await t.step(name, () => {
+      const kind = /extra/.test(text)
+        ? "extra-usage"
+        : /monthly/.test(text)
+        ? "monthly"
+        : /weekly/.test(text)
+        ? "weekly"
+        : /5-hour/.test(text)
+        ? "5-hour"
+        : "unnamed";
+      assert.equal(at(text, anchor, "UTC", resetWindow(kind)), expected);
+    });
+  }
+});
+
+Deno.test("a zone is read as written, or the reset is not understood: never the local zone instead", async (t) => {
+  const anchor = "2026-12-01T11:21:00Z";
+  const rows: [string, string | null][] = [
+    ["resets 8pm (EST5EDT)", "2026-12-02T01:00:00.000Z"],
+    ["resets 8pm (UTC-05:00)", "2026-12-02T01:00:00.000Z"],
+    ["resets 8pm (GMT+1)", "2026-12-01T19:00:00.000Z"],
+    ["resets 8pm (UTC+0530)", "2026-12-01T14:30:00.000Z"],
+    ["resets 8pm (GMT)", "2026-12-01T20:00:00.000Z"],
+    ["resets 3pm (Mars/Olympus_Mons)", null],
+  ];
+  for (const [text, expected] of rows) {
+    await t.step(text, () => assert.equal(at(text, anchor, "Asia/Tokyo", DAY), expected));
+  }
+});
+
+Deno.test("a date written day first (12 Dec, 3pm) is that date, not today", () => {
+  assert.equal(
+    at("resets 12 Dec, 3pm (UTC)", "2026-12-01T11:21:00Z", "UTC", DAY),
+    "2026-12-12T15:00:00.000Z",
+  );
+  assert.equal(
+    at("resets 2 Jan at 9:30am", "2026-12-30T11:00:00Z", "UTC", DAY),
+    "2027-01-02T09:30:00.000Z",
   );
 });

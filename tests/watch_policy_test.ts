@@ -276,6 +276,7 @@ Deno.test("the records lead when the banner has scrolled away; the screen still 
     limitKind: "5-hour",
     resetAt: Date.parse("2026-11-30T15:00:00Z"),
     native: null,
+    confirmed: true,
   };
   await t.step("an idle input box: resumed after the reset from resetsAt", () => {
     const [wait, due] = run([[screen(), T0, records], [screen(), T0 + 61 * MIN, records]]);
@@ -286,6 +287,12 @@ Deno.test("the records lead when the banner has scrolled away; the screen still 
       resetAt: records.resetAt,
     });
     assert.equal(kind(due!), "resume");
+  });
+  await t.step("a StopFailure the transcript does not confirm: the screen alone decides", () => {
+    const alone = { ...records, confirmed: false };
+    const [d] = run([[screen(), T0 + 2 * 3600_000, alone]]);
+    assert.equal(kind(d!), "none");
+    assert.equal(d!.shown.state, "normal");
   });
   await t.step("the same limit on screen and in the records: one episode, signal both", () => {
     const [both, scrolled] = run([[limited, T0, records], [screen(), T0 + 10 * MIN, records]]);
@@ -338,20 +345,60 @@ Deno.test("a refusal holds until the screen changes; failures back off and give 
 Deno.test("panes that reset together are staggered, each once, in a stable order", () => {
   const at = Date.parse("2026-11-30T15:01:00Z");
   const records = ["%3", "%1", "%2"].map((pane) => ({ ...newRecord(pane, "s"), resume_at: at }));
-  const out = stagger(records, { staggerMs: 10_000, random: () => 0.5 });
+  const out = stagger(records, { staggerMs: 10_000, random: () => 0.5, now: at - 60_000 });
   const byPane = Object.fromEntries(out.map((r) => [r.pane, r.resume_at! - at]));
   assert.equal(byPane["%1"], 0);
   assert.ok(byPane["%2"]! >= 10_000 && byPane["%2"]! <= 11_000);
   assert.ok(byPane["%3"]! >= byPane["%2"]! + 10_000);
   assert.deepEqual(
-    stagger(out, { staggerMs: 10_000, random: () => 0.5 }),
+    stagger(out, { staggerMs: 10_000, random: () => 0.5, now: at - 60_000 }),
     out,
     "already staggered: unchanged",
   );
 });
 
-Deno.test("a banner that goes away ends the episode", () => {
+Deno.test("resets that passed together are spaced from now, not from their past due time", () => {
+  const at = Date.parse("2026-11-30T15:01:00Z");
+  const now = at + 3600_000;
+  const records = ["%1", "%2", "%3"].map((pane) => ({ ...newRecord(pane, "s"), resume_at: at }));
+  const out = stagger(records, { staggerMs: 10_000, random: () => 0, now });
+  assert.deepEqual(
+    out.map((r) => r.resume_at! - now),
+    [0, 10_000, 20_000].map((d, i) => i === 0 ? at - now : d),
+  );
+});
+
+Deno.test("a limit back after the agent resumed is the same episode: its attempts go on counting", () => {
+  const busy = screen({ state: "busy", rule: "busy (esc to interrupt)", idle: false });
+  let record = run([[limited, T0]])[0]!.state;
+  const said: string[] = [];
+  for (let i = 0; i < 12; i++) {
+    const at = T0 + (61 + i * 10) * MIN;
+    const d = decide(record, [limited, at]);
+    said.push(kind(d));
+    if (kind(d) === "wait") {
+      assert.match(reason(d), /the limit is still on after \d attempts?; next try at/);
+    }
+    record = kind(d) === "resume"
+      ? afterAttempt(d.state, { ok: true, what: `try ${i + 1}` }, { now: at, maxAttempts: 3 })
+      : d.state;
+    record = decide(record, [busy, at + MIN]).state;
+  }
+  assert.equal(said.filter((k) => k === "resume").length, 3, said.join(" "));
+  assert.equal(said.filter((k) => k === "report").length, 1, said.join(" "));
+  assert.deepEqual(said.slice(said.indexOf("report") + 1).filter((k) => k !== "none"), []);
+  assert.equal(record.gave_up, true);
+});
+
+Deno.test("a banner that goes away for good: a new limit later is a new episode", () => {
   const [, cleared] = run([[limited, T0], [screen(), T0 + MIN]]);
-  assert.equal(cleared!.state.episode, null);
-  assert.equal(cleared!.state.attempts, 0);
+  assert.equal(cleared!.state.state, "normal");
+  const later = screen({
+    ...limited,
+    banner: "You've hit your 5-hour limit · resets 9pm (UTC)",
+    resetText: "resets 9pm (UTC)",
+  });
+  const next = decide(cleared!.state, [later, T0 + 5 * 3600_000]);
+  assert.equal(next.state.first_seen_at, T0 + 5 * 3600_000);
+  assert.equal(next.state.attempts, 0);
 });

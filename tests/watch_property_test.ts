@@ -177,7 +177,12 @@ function build(
   // Busy only counts where the client shows it as current: the last rows, or the footer.
   const last = conversation.at(-1);
   const busy = !!last?.busy || (bottom.input !== null && !!footer.busy);
-  const prompt = !!bottom.prompt || conversation.slice(-2).some((p) => p.prompt);
+  // Under an input box, a question above the user's latest message was answered by it: history.
+  const lastUser = bottom.input === null
+    ? -1
+    : conversation.findLastIndex((p) => p.lines[0]!.startsWith("❯ "));
+  const prompt = !!bottom.prompt ||
+    conversation.some((p, i) => p.prompt && i >= conversation.length - 2 && i > lastUser);
   return {
     text: screen,
     empty: bottom.input === "",
@@ -201,8 +206,15 @@ const screens = fc.tuple(
       limitKind: "5-hour",
       resetAt: NOW - 60 * 60_000,
       native: null,
+      confirmed: true,
     },
-    { kind: "transient", at: NOW - 3600_000, text: "API Error: 529", error: "server_error" },
+    {
+      kind: "transient",
+      at: NOW - 3600_000,
+      text: "API Error: 529",
+      error: "server_error",
+      confirmed: true,
+    },
     { kind: "working", at: NOW - 60_000 },
   ),
 ).map(([conversation, bottom, footer, width, records]) => ({

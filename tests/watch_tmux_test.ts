@@ -221,7 +221,7 @@ tmuxTest(
 
 // 5. Two watchers on one tmux server.
 tmuxTest(
-  "one watcher per server, whether it is named by --socket, --socket-path or $TMUX",
+  "one watcher per server, however it is named (--socket, --socket-path, $TMUX) and whatever the state directory",
   async (dir, tmux) => {
     await project(dir);
     await tmux.addAgent(agentScreen({ conversation: ["❯ hi", "● Hello."] }));
@@ -244,6 +244,9 @@ tmuxTest(
       const [how, args, extraEnv] of [
         ["--socket-path", ["--socket-path", path], {}],
         ["$TMUX", [], { TMUX: `${path},1,0` }],
+        // Another HOME, so another state directory: still this server's second watcher.
+        ["another HOME", ["--socket", tmux.socket], { HOME: `${dir}/other-home` }],
+        ["LIFELINE_STATE_DIR", ["--socket", tmux.socket], { LIFELINE_STATE_DIR: `${dir}/st` }],
       ] as const
     ) {
       const second = await runLifeline([
@@ -267,6 +270,43 @@ tmuxTest(
     assert.equal((await first.status).code, 0);
     await first.stdout.cancel();
     await first.stderr.cancel();
+  },
+);
+
+tmuxTest(
+  "a socket renamed away names its own server: watching it is not 'already running'",
+  async (dir, tmux) => {
+    await project(dir);
+    await tmux.addAgent(agentScreen({ conversation: ["❯ hi", "● Hello."] }));
+    const path = await tmux.socketPath();
+    // The first server's socket moves; a second server starts under the first name. Both
+    // servers report the first path as their socket_path.
+    await Deno.rename(path, `${path}-moved`);
+    const second = `${tmux.socket}`;
+    await new Deno.Command("tmux", { args: ["-L", second, "new-session", "-d", "sleep 60"] })
+      .output();
+    const env = envOf(dir);
+    const watcher = spawnLifeline(
+      ["watch", "tmux", "--socket", second, "--interval", "60", "--root", `${dir}/project`],
+      { env },
+    );
+    const reader = watcher.stdout.getReader();
+    await reader.read();
+    reader.releaseLock();
+    try {
+      const moved = await runLifeline(
+        ["watch", "tmux", "--once", "--socket-path", `${path}-moved`, "--root", `${dir}/project`],
+        { env },
+      );
+      assert.equal(moved.code, 0, moved.stderr);
+      assert.match(moved.stdout, new RegExp(`watching tmux server ${path}-moved `));
+    } finally {
+      watcher.kill("SIGTERM");
+      await watcher.status;
+      await watcher.stdout.cancel();
+      await watcher.stderr.cancel();
+      await new Deno.Command("tmux", { args: ["-S", `${path}-moved`, "kill-server"] }).output();
+    }
   },
 );
 
@@ -761,25 +801,39 @@ tmuxTest(
     });
     assert.equal(missing.code, 1);
     assert.match(missing.stderr, /there is no pane %99/);
+    // A pane id in range that names no pane (tmux answers with an empty line, successfully).
+    const unknown = await runLifeline(
+      ["watch", "tmux", "--explain", "%7", "--socket", tmux.socket],
+      {
+        env: envOf(dir),
+      },
+    );
+    assert.equal(unknown.code, 1);
+    assert.match(unknown.stderr, /^error: there is no pane %7 on this tmux server\nhint: /);
   },
 );
 
 tmuxTest(
   "what needs the user goes to notify.command, once per pane per episode",
   async (dir, tmux) => {
-    const root = await project(dir);
+    await project(dir);
     const sink = `${dir}/notified.txt`;
-    const config = JSON.parse(await Deno.readTextFile(`${root}/.lifeline/config.json`));
-    config.notify = {
-      tmux: false,
-      command: [
-        "sh",
-        "-c",
-        `printf '%s|%s|%s\\n' "$LIFELINE_EVENT" "$LIFELINE_PANE" "$1" >> ${sink}`,
-        "notify",
-      ],
-    };
-    await Deno.writeTextFile(`${root}/.lifeline/config.json`, JSON.stringify(config));
+    // The command is the user's to choose: it lives in the user config, never a project's.
+    await Deno.mkdir(`${dir}/home/.config/lifeline`, { recursive: true });
+    await Deno.writeTextFile(
+      `${dir}/home/.config/lifeline/config.json`,
+      JSON.stringify({
+        notify: {
+          tmux: false,
+          command: [
+            "sh",
+            "-c",
+            `printf '%s|%s|%s\\n' "$LIFELINE_EVENT" "$LIFELINE_PANE" "$1" >> ${sink}`,
+            "notify",
+          ],
+        },
+      }),
+    );
     const pane = await tmux.addAgent(passedBanner({ input: "half a thought" }));
     await watchOnce(tmux, dir);
     await watchOnce(tmux, dir);

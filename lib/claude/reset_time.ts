@@ -27,10 +27,12 @@ export type ResetPhrase =
     zone?: string;
   };
 
+const MONTH = "(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\\.?";
+/** `Nov 20, 3pm`, `20 Nov, 3pm` (a day-first locale), `Sep 1 at 12:00am`, `3:30pm (Zone)`. */
 const WALL = new RegExp(
-  String.raw`(?:\b(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+(\d{1,2}),?\s+` +
+  String.raw`(?:(?:\b${MONTH}\s+(\d{1,2})|\b(\d{1,2})\s+${MONTH}),?\s+` +
     String.raw`(?:(\d{4}),?\s+)?(?:at\s+)?)?\b(\d{1,2})(?::(\d{2}))?\s*([ap])\.?m\.?\b` +
-    String.raw`(?:\s*\(([A-Za-z]+(?:[/_+-][A-Za-z0-9]+)*)\))?`,
+    String.raw`(?:\s*\(([^()\n]{1,40})\))?`,
   "i",
 );
 
@@ -65,7 +67,9 @@ export function parseResetPhrase(text: string): ResetPhrase | null {
   }
   const match = WALL.exec(text) ?? wall24(text);
   if (!match) return null;
-  const [, monthName, day, year, hour12, minute, half, zone] = match;
+  const [, monthFirst, dayAfter, dayFirst, monthAfter, year, hour12, minute, half, zone] = match;
+  const monthName = monthFirst ?? monthAfter;
+  const day = dayAfter ?? dayFirst;
   const hour = Number(hour12);
   const minutes = minute === undefined ? 0 : Number(minute);
   if (hour < 1 || hour > 12 || minutes > 59) return null;
@@ -93,18 +97,35 @@ function wall24(text: string): RegExpExecArray | null {
     undefined,
     undefined,
     undefined,
+    undefined,
+    undefined,
     String(hour % 12 === 0 ? 12 : hour % 12),
     match[2],
     hour >= 12 ? "p" : "a",
-    /\(([A-Za-z]+(?:[/_+-][A-Za-z0-9]+)*)\)/.exec(text.slice(match.index))?.[1],
+    /^\s*\(([^()\n]{1,40})\)/.exec(text.slice(match.index + match[0].length))?.[1],
   ], { index: match.index, input: text }) as unknown as RegExpExecArray;
   return shaped;
 }
 
 const formatters = new Map<string, Intl.DateTimeFormat>();
 
-/** True when `zone` is an IANA zone this runtime knows. */
+/**
+ * A fixed offset as banners and locales write one: `UTC`, `GMT`, `UTC-05:00`, `GMT+1`, `UTC+0530`;
+ * its offset east of UTC in ms, or undefined when `zone` is not one.
+ */
+export function fixedOffsetMs(zone: string): number | undefined {
+  const match = /^(?:UTC|GMT)(?:\s*([+-])\s*(\d{1,2})(?::?(\d{2}))?)?$/i.exec(zone.trim());
+  if (!match) return undefined;
+  if (!match[1]) return 0;
+  const hours = Number(match[2]);
+  const minutes = Number(match[3] ?? 0);
+  if (hours > 14 || minutes > 59) return undefined;
+  return (match[1] === "-" ? -1 : 1) * (hours * 60 + minutes) * 60_000;
+}
+
+/** True when `zone` is an IANA zone this runtime knows, or a fixed offset. */
 export function isKnownZone(zone: string): boolean {
+  if (fixedOffsetMs(zone) !== undefined) return true;
   try {
     formatter(zone);
     return true;
@@ -133,8 +154,12 @@ function formatter(zone: string): Intl.DateTimeFormat {
 
 /** The wall clock of `utcMs` in `zone`. */
 export function wallClock(utcMs: number, zone: string) {
+  const fixed = fixedOffsetMs(zone);
   const parts: Record<string, number> = {};
-  for (const part of formatter(zone).formatToParts(utcMs)) {
+  const [f, at] = fixed === undefined
+    ? [formatter(zone), utcMs]
+    : [formatter("UTC"), utcMs + fixed];
+  for (const part of f.formatToParts(at)) {
     if (part.type !== "literal") parts[part.type] = Number(part.value);
   }
   return {
@@ -164,6 +189,8 @@ export function zonedToUtc(
   zone: string,
 ): number {
   const asUtc = Date.UTC(wall.year, wall.month - 1, wall.day, wall.hour, wall.minute);
+  const fixed = fixedOffsetMs(zone);
+  if (fixed !== undefined) return asUtc - fixed;
   const first = asUtc - offsetMs(asUtc, zone);
   const second = asUtc - offsetMs(first, zone);
   const matches = [first, second].filter((utc) => {
@@ -171,6 +198,11 @@ export function zonedToUtc(
     return w.hour === wall.hour && w.minute === wall.minute;
   });
   return matches.length > 0 ? Math.min(...matches) : Math.max(first, second);
+}
+
+/** A 5-hour (session) limit; the others reset within a day to a month. */
+function isFiveHour(limitKind: string | undefined): boolean {
+  return /5-hour|five|session/i.test(limitKind ?? "");
 }
 
 /**
@@ -184,23 +216,40 @@ export function limitWindowMs(limitKind: string | undefined): number {
   return 5 * 3600_000;
 }
 
-/** How far ahead a limit of each kind can reset, as the banner was first shown. */
-export function resetWindowMs(limitKind: string | undefined): number {
-  return /week|opus|sonnet|fable|credit|seven/i.test(limitKind ?? "")
-    ? 24 * 3600_000
-    : 5 * 3600_000;
+/** How a bare reset time (no date) is placed around the moment a banner was first seen. */
+export interface ResetWindow {
+  /** The next occurrence is taken when it is at most this far ahead. */
+  aheadMs: number;
+  /** …and otherwise the last one, unless that is further back than this: then the next. */
+  pastMs: number;
+}
+
+/**
+ * How a bare reset time is read for each kind of limit. The client writes a bare time for a
+ * reset within 24 h and adds the date beyond (reference §4a). A 5-hour limit cannot reset more
+ * than 5 h ahead, so a time further ahead is one that has passed. Any other limit can reset up
+ * to 24 h ahead: reading its future reset as past would type into a limit still in force and use
+ * up the attempts. A banner that names no limit (older builds' 5-hour one, mostly) is read as a
+ * 5-hour limit when that fits, a reset within the last 5 h, and else as one up to 24 h ahead.
+ */
+export function resetWindow(limitKind: string | undefined): ResetWindow {
+  if (isFiveHour(limitKind)) return { aheadMs: 5 * 3600_000, pastMs: Infinity };
+  if (/unnamed/.test(limitKind ?? "")) return { aheadMs: 5 * 3600_000, pastMs: 5 * 3600_000 };
+  return { aheadMs: 24 * 3600_000, pastMs: Infinity };
 }
 
 /**
  * The instant a banner's reset means, anchored to when the banner was first seen. A wall time
- * with no date is the next occurrence after the anchor when that is within the limit's window;
+ * with no date is the next occurrence after the anchor when that is within the limit's window
+ * (see {@linkcode resetWindow});
  * otherwise the banner was older than the watcher's first look and the reset has already passed
  * (this is the midnight case: "resets 10:30pm" first seen at 00:10 is 1 h 40 min ago, not 22 h
- * ahead). A date picks the year nearest the anchor. Returns null for an unknown zone.
+ * ahead). A date picks the year nearest the anchor. Returns null for a zone it cannot read (it
+ * never guesses one: `(EST5EDT)` read as the local zone would be hours off).
  */
 export function resolveReset(
   phrase: ResetPhrase,
-  { anchorMs, localZone, windowMs }: { anchorMs: number; localZone: string; windowMs: number },
+  { anchorMs, localZone, window }: { anchorMs: number; localZone: string; window: ResetWindow },
 ): number | null {
   if (phrase.kind === "epoch") return phrase.ms;
   if (phrase.kind === "relative") return anchorMs + phrase.ms;
@@ -223,6 +272,9 @@ export function resolveReset(
   });
   const future = candidates.find((c) => c > anchorMs);
   const past = [...candidates].reverse().find((c) => c <= anchorMs);
-  if (future !== undefined && (future - anchorMs <= windowMs || past === undefined)) return future;
+  if (
+    future !== undefined &&
+    (future - anchorMs <= window.aheadMs || past === undefined || anchorMs - past > window.pastMs)
+  ) return future;
   return past ?? null;
 }

@@ -19,6 +19,7 @@ import { firstMatch, type NamedPattern } from "./patterns.ts";
 import {
   API_ERROR_ITEM,
   BANNER_COMPANIONS,
+  BRACKETED_CONFIRMATION,
   BUSY,
   CLIENT_NOTICE,
   DIALOGS,
@@ -136,6 +137,10 @@ const MAX_LINES = 400;
 const MAX_LINE = 1000;
 
 const RULE = /^\s{0,4}[─━]{4,}\s{0,4}$/;
+/** The input box's rules: unindented and full width (a rule in a draft is indented, and short). */
+const BOX_RULE = /^[─━]{4,}$/;
+/** The top border of the limit menu's dialog (2.1.x). */
+const DIALOG_TOP = /^\s{0,4}▔{4,}\s{0,4}$/;
 const FRAME_TOP = /^\s{0,4}[╭┌][─━]{4,}[╮┐]\s{0,4}$/;
 const FRAME_BOTTOM = /^\s{0,4}[╰└][─━]{4,}[╯┘]\s{0,4}$/;
 const FRAMED = /^\s{0,4}│ ?(.*?) ?│\s{0,4}$/;
@@ -193,11 +198,13 @@ function unframe(lines: readonly string[]): string[] {
 /** Where the input box is: its text, and the lines above and below it. */
 function findInputBox(
   lines: readonly string[],
+  width: number,
 ): { input: string; above: number; below: number; how: "rules" | "box" } | undefined {
+  const isBoxRule = (line: string) => BOX_RULE.test(line) && line.length >= width * 0.9;
   for (let second = lines.length - 1; second > 0; second--) {
-    if (!RULE.test(lines[second]!)) continue;
+    if (!isBoxRule(lines[second]!)) continue;
     let first = second - 1;
-    while (first >= 0 && !RULE.test(lines[first]!)) first--;
+    while (first >= 0 && !isBoxRule(lines[first]!)) first--;
     if (first < 0) return undefined;
     const inside = lines.slice(first + 1, second);
     const prompt = inside.length > 0 ? PROMPT_LINE.exec(inside[0]!) : null;
@@ -312,7 +319,11 @@ export function parseItems(lines: readonly string[], width: number): Item[] {
       continue;
     }
     // Right-aligned: a client notice (`Automatic continue cancelled …` under the conversation).
-    if (indent >= 10 && line.length >= width - 2 && !GLYPH.test(text)) {
+    // The client never right-aligns a limit banner: one that stands so is somebody's text.
+    if (
+      indent >= 10 && line.length >= width - 2 && !GLYPH.test(text) &&
+      !LIMIT_BANNERS.some((p) => p.pattern.test(text))
+    ) {
       push("notice", text, i);
       continue;
     }
@@ -346,7 +357,7 @@ export function parseScreen(text: string): Screen {
   const lines = normalise(text);
   const rules = lines.filter((l) => RULE.test(l)).map((l) => l.trim().length);
   const width = rules.length > 0 ? Math.max(...rules) : Math.max(0, ...lines.map((l) => l.length));
-  const box = findInputBox(lines);
+  const box = findInputBox(lines, width);
   if (box) {
     const conversation = unframe(lines.slice(0, box.above));
     return {
@@ -381,7 +392,7 @@ export function parseScreen(text: string): Screen {
   }
   // No input box: a dialog or prompt stands below the last rule, when there is one.
   let rule = lines.length - 1;
-  while (rule >= 0 && !RULE.test(lines[rule]!)) rule--;
+  while (rule >= 0 && !RULE.test(lines[rule]!) && !DIALOG_TOP.test(lines[rule]!)) rule--;
   const conversation = unframe(rule >= 0 ? lines.slice(0, rule) : lines);
   return {
     lines,
@@ -401,13 +412,34 @@ export function lastNonBlank(lines: readonly string[], n: number): string[] {
 }
 
 function inputIsEmpty(input: string | null): boolean {
-  return input !== null && (input === "" || INPUT_PLACEHOLDERS.some((p) => p.test(input)));
+  if (input === null) return false;
+  // A placeholder wraps in a narrow pane like any text.
+  const text = input.replace(/\s+/g, " ").trim();
+  return text === "" || INPUT_PLACEHOLDERS.some((p) => p.test(text));
 }
 
-/** The footer's rows, each bare, and all of them joined (notices wrap there too). */
+/** The footer's rows, unframed and bare, and all of them joined (notices wrap there too). */
 function footerTexts(footer: readonly string[]): string[] {
-  const rows = footer.map((l) => bare(l.trim())).filter((l) => l !== "");
+  const rows = unframe(footer).map((l) => bare(l.trim())).filter((l) => l !== "");
   return rows.length > 1 ? [...rows, rows.join(" ")] : rows;
+}
+
+/**
+ * The client's own limit notice in the footer (`⚠ Usage limit reached · limit resets 5:54pm`,
+ * wrapped onto a second row in a narrow pane). Only a `⚠` row: a status line the user configured
+ * prints what it likes there.
+ */
+function footerLimitNotice(footer: readonly string[]): string | undefined {
+  const rows = footer.map((l) => l.trim());
+  for (let i = 0; i < rows.length; i++) {
+    if (!rows[i]!.startsWith("⚠")) continue;
+    const row = bare(rows[i]!);
+    if (!LIMIT_BANNERS.some((p) => p.pattern.test(row))) continue;
+    for (const text of [row, `${row} ${bare(rows[i + 1] ?? "")}`.trim()]) {
+      if (RESET_MENTION.test(text)) return text;
+    }
+  }
+  return undefined;
 }
 
 /** The items that are newer conversation. */
@@ -434,7 +466,7 @@ function isBannerCompanion(item: Item, items: readonly Item[]): boolean {
 
 function limitKindOf(text: string): string {
   const named = LIMIT_NAMES.exec(text)?.[1]?.toLowerCase().replace(/[ _]/g, "-");
-  if (!named) return "5-hour";
+  if (!named) return "unnamed";
   return named === "five-hour" ? "5-hour" : named === "seven-day" ? "weekly" : named;
 }
 
@@ -467,14 +499,20 @@ export function readScreen(text: string): ScreenReading {
   };
   const footer = footerTexts(screen.footer);
   const dialog = screen.dialog.map((l) => l.trim());
+  // Under an input box, what stands above the user's latest message is history: a prompt the
+  // client asks stands where the input box would be, never above it. So a quoted "[y/N]" or
+  // menu in an earlier reply is not live; the current turn's output still is.
+  const lastUser = screen.input === null ? -1 : items.findLastIndex((i) => i.kind === "user");
+  const live = lastUser >= 0 ? items.slice(lastUser) : items;
+  const liveFrom = lastUser >= 0 ? items[lastUser]!.start : 0;
   // The latest items, without the task list the client keeps drawing under them.
-  const recent = items.filter((item) => item.kind !== "widget").slice(-4);
+  const recent = live.filter((item) => item.kind !== "widget").slice(-4);
   const recentLines = recent.flatMap((item) =>
     screen.conversation.slice(item.start, item.end).map((l) => l.trim()).filter((l) => l !== "")
   );
   // What a key could hit: the dialog, the latest items, and the last raw lines whatever they
   // belong to (a prompt printed under the task list is still a prompt).
-  const lastLines = lastNonBlank(screen.conversation, 8).map((l) => bare(l.trim()));
+  const lastLines = lastNonBlank(screen.conversation.slice(liveFrom), 8).map((l) => bare(l.trim()));
   const near = [
     ...dialog,
     ...recent.map((item) => item.text),
@@ -491,6 +529,17 @@ export function readScreen(text: string): ScreenReading {
   const option = (l: string) => LIMIT_MENU_OPTION.test(l.replace(/^[❯>›]\s?/, ""));
   const asked = near.some((l) => LIMIT_MENU.test(l));
   if ((asked && area.some(option)) || (pointer !== undefined && option(pointer))) {
+    // The client's menu takes the input box's place, or pushes it down, empty. Above an input
+    // box that holds text, Enter could send the text: never.
+    if (screen.input !== null && !idle) {
+      return {
+        ...base,
+        idle: false,
+        confident: true,
+        state: "dangerous_prompt",
+        rule: "the limit menu's words above an input box that holds text",
+      };
+    }
     const safe = pointer !== undefined && SAFE_MENU_CHOICE.test(pointer);
     const banner = findBanner(screen);
     return {
@@ -534,9 +583,9 @@ export function readScreen(text: string): ScreenReading {
   // 3. The client's own auto-continue, armed (in the footer, or a notice not cancelled after
   // it): typing would cancel it, whatever else the screen shows. Then a usage limit.
   const banner = findBanner(screen);
-  const footerBanner = footer.find((t) =>
-    LIMIT_BANNERS.some((p) => p.pattern.test(t)) && RESET_MENTION.test(t)
-  );
+  // The footer's notice stands for the latest turn: under a newer reply it is not this turn's.
+  const replied = ["assistant", "tool"].includes(latestItem(items)?.kind ?? "");
+  const footerBanner = replied ? undefined : footerLimitNotice(screen.footer);
   const texts = items.map((item) => item.text);
   const armedAt = texts.findLastIndex((t) => NATIVE_ARMED.test(t));
   const cancelledAt = texts.findLastIndex((t) => NATIVE_CANCELLED.test(t));
@@ -665,16 +714,28 @@ function findBanner(screen: Screen): { index: number; text: string; rule: string
  * The specification's last check before typing (spec/error-recovery.md §5.1): the last 5
  * non-blank lines must show no confirmation or destructive word. Returns the offending line.
  *
- * One line is exempt, for the limit menu on its "Stop and wait" choice only: the menu's own key
- * hint (`Enter to confirm · Esc to cancel`). It names the key, not a confirmation the screen has
- * turned into, and without the exemption that menu, which the client opens by itself at a weekly
- * limit, could never be left.
+ * Two exemptions, each for text that cannot be a prompt the screen has turned into:
+ * - Under a recognised input box, the footer's rows are the client's hints and the user's own
+ *   status line (`⎇ fix/delete-button`): there only a bracketed `[y/N]` counts, and the client's
+ *   prompts are caught whole by {@linkcode readScreen}. A branch named for a deletion must not
+ *   stop every resume for good.
+ * - The limit menu on its "Stop and wait" choice: the menu's own key hint (`Enter to confirm ·
+ *   Esc to cancel`) names the key, and without the exemption that menu, which the client opens
+ *   by itself at a weekly limit, could never be left.
  */
 export function lastLinesRefusal(
   text: string,
   { safeLimitMenu = false }: { safeLimitMenu?: boolean } = {},
 ): string | undefined {
-  return lastNonBlank(normalise(text), 5).find((line) =>
-    LAST_LINES_REFUSAL.test(line) && !(safeLimitMenu && MENU_KEY_HINT.test(line.trim()))
-  );
+  const screen = parseScreen(text);
+  const boxed = screen.inputBox === "rules" || screen.inputBox === "box";
+  const footerFrom = boxed ? screen.lines.length - screen.footer.length : screen.lines.length;
+  return screen.lines
+    .map((line, at) => ({ line, at }))
+    .filter(({ line }) => line.trim() !== "")
+    .slice(-5)
+    .find(({ line, at }) => {
+      if (safeLimitMenu && MENU_KEY_HINT.test(line.trim())) return false;
+      return (at >= footerFrom ? BRACKETED_CONFIRMATION : LAST_LINES_REFUSAL).test(line);
+    })?.line;
 }

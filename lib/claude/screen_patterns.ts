@@ -222,6 +222,9 @@ export const API_ERROR_ITEM =
 /** The old client asks for Enter itself: a bare Enter resumes it. */
 export const PRESS_ENTER_TO_RETRY = /Press Enter to retry/i;
 
+/** The spec's bracketed confirmations alone (`[y/N]`, `[yes/no]`). */
+export const BRACKETED_CONFIRMATION = /\[(?:y\/n|yes\/no)\]/i;
+
 /**
  * The specification's rule for the last 5 lines before typing (spec/error-recovery.md §5.1),
  * with both y/N spellings and the destructive commands a half-typed message may hold.
@@ -229,11 +232,17 @@ export const PRESS_ENTER_TO_RETRY = /Press Enter to retry/i;
 export const LAST_LINES_REFUSAL =
   /\[y\/N\]|\[Y\/n\]|\[yes\/no\]|confirm|delete|overwrite|force[ -]push|push (?:-f|--force)\b|reset --hard|rm -rf|drop (?:table|database)\b/i;
 
-/** Placeholders the client shows in an empty input box. */
+/**
+ * Placeholders the client shows in an empty input box, whole (read from the 2.1.328 binary:
+ * `Try "…"` is one of eight suggestions about a file in the project; the rest are fixed texts).
+ * Matched against the whole box, so a draft that merely starts like one (`Try "make release"
+ * on the prod box`) is a draft.
+ */
 export const INPUT_PLACEHOLDERS: readonly RegExp[] = [
-  /^Resend your message to try again$/i,
-  /^Try "/,
-  /^Type your message\b/i,
-  /^Press up to edit queued messages$/i,
-  /^Once fixed, resend your message$/i,
+  /^Try "(?:fix lint errors|fix typecheck errors|how does \S{1,200} work\?|refactor \S{1,200}|how do I log an error\?|edit \S{1,200} to…|write a test for \S{1,200}|create a util logging\.py that…)"$/,
+  /^Resend your message to try again$/,
+  /^Once fixed, resend your message$/,
+  /^Run \/rewind to go back$/,
+  /^Type your message while the session is set up$/,
+  /^Press up to (?:edit queued messages(?:, Enter to send them now)?|select a queued message to edit, or Enter to send them now|select a queued message, then Enter to edit it)$/,
 ];

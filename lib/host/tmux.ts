@@ -39,9 +39,8 @@ export class TmuxError extends Error {
   override name = "TmuxError";
   /** No server runs on the socket (or it cannot be reached): not a failure of one pane. */
   get serverDown(): boolean {
-    return /no server running|error connecting|failed to connect|No such file or directory/i.test(
-      this.message,
-    );
+    return /no server running|error connecting|failed to connect|No such file or directory|server exited unexpectedly|lost server/i
+      .test(this.message);
   }
 }
 
@@ -141,14 +140,18 @@ export async function listPanes(
 
 /** One pane by id, or undefined when it is gone. */
 export async function paneInfo(server: TmuxServer, id: string): Promise<PaneInfo | undefined> {
+  let line: string;
   try {
-    return parsePaneLine(
-      (await tmux(server, ["display-message", "-p", "-t", id, PANE_FORMAT])).trim(),
-    );
+    line = (await tmux(server, ["display-message", "-p", "-t", id, PANE_FORMAT])).trim();
   } catch (error) {
     if (error instanceof TmuxError) return undefined;
     throw error;
   }
+  // tmux 3.3 answers a pane that does not exist with an empty line (and success), or with
+  // another pane's: only the pane asked about counts.
+  if (line === "") return undefined;
+  const info = parsePaneLine(line);
+  return info?.id === id ? info : undefined;
 }
 
 /**

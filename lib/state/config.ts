@@ -161,7 +161,17 @@ export const configFileSchema = lazy(() => {
       staggerSeconds: z.optional(seconds(3600)),
       nativeMarginSeconds: z.optional(seconds(DAY)),
       agentCommands: z.optional(names()),
-      resumeText: z.optional(z.string().check(z.minLength(1), z.maxLength(200))),
+      // Typed into the agent's prompt as it is: plain words, so it cannot be a slash command,
+      // a shell escape (`!`) or carry a key of its own (a CR is an Enter no check precedes).
+      resumeText: z.optional(
+        z.string().check(
+          z.minLength(1),
+          z.maxLength(200),
+          z.regex(/^[\p{L}\p{N}][^\p{Cc}\u2028\u2029]*$/u, {
+            error: "must start with a letter or digit and hold no control characters",
+          }),
+        ),
+      ),
       maxAttempts: z.optional(count()),
       transientBackoffSeconds: z.optional(seconds(DAY)),
       verifyDelaySeconds: z.optional(seconds(60)),
@@ -212,6 +222,32 @@ export function parseConfigFile(file: string, text: string): ConfigFile {
   throw new ConfigError(file, issuePath(path), describeIssue(issue, json.value));
 }
 
+/**
+ * Settings only the user's own config may set: what the watcher types and into which programs,
+ * and what lifeline runs. A project's `.lifeline/config.json` comes with the repository, and a
+ * repository someone else wrote must not choose them.
+ */
+export const USER_ONLY_SETTINGS = [
+  ["watch", "resumeText"],
+  ["watch", "agentCommands"],
+  ["notify", "command"],
+] as const;
+
+/** Refuses a project config that sets a user-only setting. Throws {@linkcode ConfigError}. */
+function checkProjectConfig(file: string, config: ConfigFile): void {
+  for (const [section, key] of USER_ONLY_SETTINGS) {
+    const values = config[section] as Record<string, unknown> | undefined;
+    if (values?.[key] !== undefined) {
+      throw new ConfigError(
+        file,
+        `${section}.${key}`,
+        "can be set only in the user config (~/.config/lifeline/config.json): a project's " +
+          "config comes with its repository, and must not choose what lifeline types or runs",
+      );
+    }
+  }
+}
+
 /** Applies config files, in order, over the defaults. */
 export function mergeConfig(...files: ConfigFile[]): Config {
   const config = structuredClone(DEFAULT_CONFIG) as Config;
@@ -256,8 +292,9 @@ export async function loadConfig(
   root?: string,
 ): Promise<Config> {
   const files: ConfigFile[] = [];
-  for (const path of configPaths(env, root)) {
+  for (const [i, path] of configPaths(env, root).entries()) {
     const file = await readConfigFile(path);
+    if (file && i > 0) checkProjectConfig(path, file);
     if (file) files.push(file);
   }
   return mergeConfig(...files);

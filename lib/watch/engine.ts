@@ -214,8 +214,12 @@ export class Watcher {
     const server = await this.#deps.tmux.identity();
     if (!server) throw new ServerDownError("no tmux server answers on the socket");
     const panes = await this.#deps.tmux.listPanes(this.#settings.target).catch((error) => {
+      // The server went away between the two calls: waited for like any server that stops.
+      if (error instanceof tmux.TmuxError && error.serverDown) {
+        throw new ServerDownError("the tmux server stopped answering");
+      }
       // A target that names no session or pane: nothing to watch (the command says so).
-      if (error instanceof tmux.TmuxError && !error.serverDown && this.#settings.target) return [];
+      if (error instanceof tmux.TmuxError && this.#settings.target) return [];
       throw error;
     });
     const registered = await this.#deps.sessions().catch(() => []);
@@ -250,6 +254,7 @@ export class Watcher {
       const record of stagger([...this.records.values()], {
         staggerMs: this.#settings.staggerMs,
         random: this.#deps.random,
+        now: this.#deps.now(),
       })
     ) this.records.set(record.pane, record);
 
@@ -313,7 +318,8 @@ export class Watcher {
       return undefined; // an unreadable reset: looked at again only at its time
     }
     const text = await this.#deps.tmux.capture(pane.id);
-    const records = joined
+    // A session joined by pane id alone (no agent process that matches) may be another's.
+    const records = joined?.verified
       ? await readRecords(joined, { localZone: this.#settings.policy.localZone }).catch(() => null)
       : null;
     const decision = decidePane(
@@ -381,6 +387,34 @@ export class Watcher {
     return { ...record, notified: episode };
   }
 
+  /**
+   * Why a key must not go to the pane now, whatever its screen shows: it is gone or another
+   * process, runs something else, would pass the key on to other panes, or would take it itself.
+   */
+  async #paneRefusal(
+    record: PaneRecord,
+    one: Observed,
+  ): Promise<{ reason: string; hash: string } | null> {
+    const info = await this.#deps.tmux.paneInfo(record.pane);
+    if (!info || info.dead) return { reason: "the pane is gone", hash: "gone" };
+    if (await this.#deps.processKey(info.pid) !== record.identity) {
+      return { reason: `${record.pane} is now another process`, hash: "other" };
+    }
+    if (!this.#isAgent(info, one.joined)) {
+      return { reason: `the pane now runs ${info.command}`, hash: info.command };
+    }
+    if (info.synchronized) {
+      return {
+        reason: "the window has synchronize-panes on: the keys would reach its other panes too",
+        hash: "sync",
+      };
+    }
+    if (info.inMode) return { reason: "the pane is in a mode (copy mode?)", hash: "mode" };
+    if (info.inputOff) return { reason: "input to the pane is disabled", hash: "input-off" };
+    if (info.optedOut) return { reason: "paused: @lifeline is off", hash: "paused" };
+    return null;
+  }
+
   /** The last look before a keystroke. `expect` is what the input box must hold. */
   async #look(
     record: PaneRecord,
@@ -388,29 +422,8 @@ export class Watcher {
     expect: string,
     keys: "text" | "enter",
   ): Promise<Look> {
-    const info = await this.#deps.tmux.paneInfo(record.pane);
-    if (!info || info.dead) return { ok: false, reason: "the pane is gone", hash: "gone" };
-    if (await this.#deps.processKey(info.pid) !== record.identity) {
-      return { ok: false, reason: `${record.pane} is now another process`, hash: "other" };
-    }
-    if (!this.#isAgent(info, one.joined)) {
-      return { ok: false, reason: `the pane now runs ${info.command}`, hash: info.command };
-    }
-    if (info.synchronized) {
-      return {
-        ok: false,
-        reason: "the window has synchronize-panes on: the keys would reach its other panes too",
-        hash: "sync",
-      };
-    }
-    if (info.inMode) {
-      return { ok: false, reason: "the pane is in a mode (copy mode?)", hash: "mode" };
-    }
-    if (info.inputOff) {
-      return { ok: false, reason: "input to the pane is disabled", hash: "input-off" };
-    }
-    if (info.optedOut) return { ok: false, reason: "paused: @lifeline is off", hash: "paused" };
-
+    const pane = await this.#paneRefusal(record, one);
+    if (pane) return { ok: false, ...pane };
     const text = await this.#deps.tmux.capture(record.pane);
     const hash = shortHash(text);
     const reading = readScreen(text);
@@ -522,12 +535,19 @@ export class Watcher {
    */
   async #takeBack(record: PaneRecord, one: Observed, why: string): Promise<PaneRecord> {
     const text = this.#settings.resumeText;
+    // Backspaces are keys like any other: the pane must still take them alone (no synchronised
+    // panes, no mode, the same agent), or they are not sent.
+    const pane = await this.#paneRefusal(record, one).catch(() => ({ reason: "", hash: "" }));
     const now = readScreen(await this.#deps.tmux.capture(record.pane).catch(() => ""));
     // Backspace edits the input box, busy agent or not; a dialog would take it as an answer.
-    const safeToClear = now.input === text && now.confident &&
+    const safeToClear = pane === null && now.input === text && now.confident &&
       !["dangerous_prompt", "limit_menu"].includes(now.state);
     let outcome: string;
-    if (safeToClear) {
+    if (pane) {
+      outcome = `left the typed "${text}" as it is (${
+        pane.reason || "the pane cannot be checked"
+      })`;
+    } else if (safeToClear) {
       await this.#deps.tmux.sendBackspaces(record.pane, [...text].length);
       const cleared = await this.#waitFor(record.pane, (r) => r.input === "", 2000);
       outcome = cleared

@@ -8,6 +8,7 @@
  */
 
 import { parseScreen, readScreen } from "../claude/screen.ts";
+import { CliError } from "../core/cli.ts";
 import { shortHash } from "../core/text.ts";
 import type { WatchDeps, WatchSettings } from "./engine.ts";
 import { joinSession, readRecords } from "./records.ts";
@@ -41,7 +42,12 @@ export async function explainPane(
   paneId: string,
 ): Promise<Explanation> {
   const info = await deps.tmux.paneInfo(paneId);
-  if (!info) throw new Error(`there is no pane ${paneId} on this tmux server`);
+  if (!info) {
+    throw new CliError(
+      `there is no pane ${paneId} on this tmux server`,
+      "list the panes with: tmux list-panes -a -F '#{pane_id} #{session_name} #{pane_current_command}'",
+    );
+  }
   const server = await deps.tmux.identity();
   const registered = await deps.sessions().catch(() => []);
   const joined = server
@@ -50,7 +56,7 @@ export async function explainPane(
   const text = await deps.tmux.capture(paneId);
   const screen = parseScreen(text);
   const reading = readScreen(text);
-  const records = joined
+  const records = joined?.verified
     ? await readRecords(joined, { localZone: settings.policy.localZone }).catch(() => null)
     : null;
   const identity = await deps.processKey(info.pid);

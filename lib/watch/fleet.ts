@@ -7,7 +7,7 @@
  * @module
  */
 
-import { joinPath } from "../core/path.ts";
+import { dirName, joinPath } from "../core/path.ts";
 import { type ServerIdentity, serverIdentity, type TmuxServer } from "../host/tmux.ts";
 import {
   acquireInstanceLock,
@@ -38,7 +38,7 @@ interface Served {
   server: TmuxServer;
   socket: string;
   files: Awaited<ReturnType<typeof watchFiles>>;
-  lock: InstanceLock | null;
+  locks: InstanceLock[];
   watcher: Watcher;
   pid: number | null;
   down: boolean;
@@ -58,6 +58,22 @@ async function loadPanes(
     await quarantine(files.state, { root: deps.ownRoot, now: deps.now() });
   }
   return saved.kind === "ok" && saved.value.server.pid === identity?.pid ? saved.value.panes : {};
+}
+
+/**
+ * The lock beside a server's socket (`<socket>.lifeline-watch.lock`, in tmux's own directory),
+ * or null where that directory cannot take one (it does not exist yet, is not writable).
+ */
+async function socketLock(
+  socket: string,
+  pid: number,
+): Promise<{ lock: InstanceLock } | { heldBy: number | null } | null> {
+  const real = await Deno.realPath(socket).catch(() => socket);
+  try {
+    return await acquireInstanceLock(`${real}.lifeline-watch`, pid, { root: dirName(real) });
+  } catch {
+    return null;
+  }
 }
 
 /** Watches a set of tmux servers. */
@@ -85,13 +101,21 @@ export class Fleet {
     const files = await watchFiles(this.#deps.env, socket);
     const known = this.served.get(files.base);
     if (known) return known;
-    let lock: InstanceLock | null = null;
+    const locks: InstanceLock[] = [];
     if (!this.#settings.dryRun) {
       const acquired = await acquireInstanceLock(files.base, this.#deps.pid, {
         root: this.#deps.ownRoot,
       });
       if ("heldBy" in acquired) return acquired;
-      lock = acquired.lock;
+      locks.push(acquired.lock);
+      // A second lock beside the socket: a watcher with another state directory (another HOME,
+      // XDG_STATE_HOME) is still one of this server's watchers.
+      const beside = await socketLock(socket, this.#deps.pid);
+      if (beside && "heldBy" in beside) {
+        await acquired.lock.release();
+        return beside;
+      }
+      if (beside) locks.push(beside.lock);
     }
     const identity = await serverIdentity(server);
     const panes = await loadPanes(this.#deps, files, identity, this.#settings.dryRun);
@@ -99,7 +123,7 @@ export class Fleet {
       server,
       socket,
       files,
-      lock,
+      locks,
       watcher: new Watcher(this.#deps.watcherDeps(server), this.#settings, panes),
       pid: identity?.pid ?? null,
       down: false,
@@ -159,7 +183,7 @@ export class Fleet {
         if (!(error instanceof ServerDownError)) throw error;
         if (!served.primary) {
           // A server only a session named: it is gone; if a session names it again, it is back.
-          await served.lock?.release();
+          for (const lock of served.locks) await lock.release();
           this.served.delete(served.files.base);
           this.#deps.say("server_gone", `no longer watching ${served.socket}: its server is gone`, {
             socket: served.socket,
@@ -204,7 +228,9 @@ export class Fleet {
 
   /** Releases every lock. */
   async close(): Promise<void> {
-    for (const served of this.served.values()) await served.lock?.release();
+    for (const served of this.served.values()) {
+      for (const lock of served.locks) await lock.release();
+    }
   }
 
   /** The lock file of a server, for messages. */

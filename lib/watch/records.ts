@@ -8,7 +8,7 @@
  */
 
 import { readTailLines } from "../claude/transcript.ts";
-import { descendsFrom, lookupProcess } from "../host/proc.ts";
+import { descendsFrom, lookupProcess, recordedProcessState } from "../host/proc.ts";
 import type { PaneInfo, ServerIdentity } from "../host/tmux.ts";
 import { readSessionRecord, type SessionRecord } from "../sessions/registry.ts";
 import { listSessions } from "../sessions/session_list.ts";
@@ -29,6 +29,11 @@ export interface JoinedSession {
   root: string;
   sessionId: string;
   record: SessionRecord;
+  /**
+   * The record's agent process runs inside the pane and is the one recorded (its start time
+   * matches): only then are the session's records taken to describe what the pane shows.
+   */
+  verified: boolean;
 }
 
 /** Every registered session of the roots that names a tmux pane, read once per scan. */
@@ -66,12 +71,18 @@ export async function joinSession(
   for (const { root, record } of registered) {
     if (record.tmux_pane !== pane.id || !record.tmux_socket) continue;
     if (!(await sameSocket(record.tmux_socket, server.socketPath))) continue;
+    let verified = false;
     if (typeof record.agent_pid === "number") {
       const inside = await descendsFrom(record.agent_pid, pane.pid);
       if (inside === false) continue;
       if (inside === null && (await lookupProcess(record.agent_pid)).kind === "gone") continue;
+      verified = inside === true && await recordedProcessState({
+            pid: record.agent_pid,
+            started: record.agent_started,
+            startId: record.agent_start_id,
+          }) === "alive";
     }
-    candidates.push({ root, sessionId: record.session_id, record });
+    candidates.push({ root, sessionId: record.session_id, record, verified });
   }
   candidates.sort((a, b) => b.record.last_seen.localeCompare(a.record.last_seen));
   return candidates[0] ?? null;

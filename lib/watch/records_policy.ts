@@ -7,7 +7,7 @@
  * @module
  */
 
-import { parseResetPhrase, resetWindowMs, resolveReset } from "../claude/reset_time.ts";
+import { parseResetPhrase, resetWindow, resolveReset } from "../claude/reset_time.ts";
 import {
   LIMIT_BANNERS,
   LIMIT_NAMES,
@@ -49,9 +49,11 @@ export type RecordSignal =
     /** The reset instant (epoch ms), or null when the records do not say. */
     resetAt: number | null;
     native: "armed" | "cancelled" | null;
+    /** The transcript was read and shows nothing newer: the records alone can be acted on. */
+    confirmed: boolean;
   }
-  | { kind: "transient"; at: number; text: string; error: string }
-  | { kind: "permanent"; at: number; text: string; error: string }
+  | { kind: "transient"; at: number; text: string; error: string; confirmed: boolean }
+  | { kind: "permanent"; at: number; text: string; error: string; confirmed: boolean }
   | { kind: "working"; at: number }
   | { kind: "none" };
 
@@ -152,7 +154,7 @@ function limitKindOf(text: string, limitType: string | null): string {
     if (/seven_day/i.test(limitType)) return "weekly";
     if (/overage|credit/i.test(limitType)) return "usage credit";
   }
-  return LIMIT_NAMES.exec(text)?.[1]?.toLowerCase() ?? "5-hour";
+  return LIMIT_NAMES.exec(text)?.[1]?.toLowerCase() ?? "unnamed";
 }
 
 function isUsageLimitText(text: string): boolean {
@@ -185,21 +187,23 @@ export function recordSignal(
     return { kind: "working", at: tail.newerActivityAt };
   }
   const { at, error, text } = latest;
+  // A StopFailure alone may be stale (a reply came after it that only the transcript shows).
+  const confirmed = tail !== null;
   if (error === "rate_limit" && (latest.resetsAt !== null || isUsageLimitText(text))) {
     const limitKind = limitKindOf(text, latest.limitType);
     const phrase = latest.resetsAt === null ? parseResetPhrase(text) : null;
     const resetAt = latest.resetsAt ??
       (phrase
-        ? resolveReset(phrase, { anchorMs: at, localZone, windowMs: resetWindowMs(limitKind) })
+        ? resolveReset(phrase, { anchorMs: at, localZone, window: resetWindow(limitKind) })
         : null);
     const native = fromTail === latest ? tail!.native : null;
-    return { kind: "limited", at, text, limitKind, resetAt, native };
+    return { kind: "limited", at, text, limitKind, resetAt, native, confirmed };
   }
   if (PERMANENT_ERRORS.has(error) || /prompt is too long/i.test(text)) {
-    return { kind: "permanent", at, text, error };
+    return { kind: "permanent", at, text, error, confirmed };
   }
   if (TRANSIENT_ERRORS.has(error) || /^API Error\b/i.test(text)) {
-    return { kind: "transient", at, text, error };
+    return { kind: "transient", at, text, error, confirmed };
   }
   return { kind: "none" };
 }

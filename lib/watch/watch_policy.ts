@@ -15,7 +15,7 @@
 import {
   limitWindowMs,
   parseResetPhrase,
-  resetWindowMs,
+  resetWindow,
   resolveReset,
 } from "../claude/reset_time.ts";
 import type { PaneState, ScreenReading } from "../claude/screen.ts";
@@ -169,7 +169,7 @@ function judge(reading: ScreenReading, records: RecordSignal | null): Judgement 
     banner: reading.banner ?? "",
     resetText: reading.resetText ?? null,
     resetAt: null,
-    limitKind: reading.limitKind ?? "5-hour",
+    limitKind: reading.limitKind ?? "unnamed",
     keys: reading.keys ?? "text",
     unsure: false,
   };
@@ -190,7 +190,9 @@ function judge(reading: ScreenReading, records: RecordSignal | null): Judgement 
   if (reading.state === "transient_api_error") {
     return records.kind === "transient" ? { ...fromScreen, signal: "both" } : fromScreen;
   }
-  // The screen shows nothing to act on: the records lead, when they say something happened.
+  // The screen shows nothing to act on: the records lead, when they say something happened and
+  // the transcript confirms nothing came after it.
+  if (records.kind !== "working" && !records.confirmed) return fromScreen;
   if (records.kind === "limited") {
     return {
       state: records.native === "armed" ? "native_autocontinue" : "usage_limit",
@@ -230,30 +232,62 @@ function resetOf(j: Judgement, anchorMs: number, localZone: string): number | nu
   if (j.resetAt !== null) return j.resetAt;
   const phrase = j.resetText ? parseResetPhrase(j.resetText) : null;
   return phrase
-    ? resolveReset(phrase, { anchorMs, localZone, windowMs: resetWindowMs(j.limitKind) })
+    ? resolveReset(phrase, { anchorMs, localZone, window: resetWindow(j.limitKind) })
     : null;
+}
+
+/** An episode is `[family, banner, limit kind]`, as JSON. */
+function episodeOf(record: PaneRecord): [string, string, string] | null {
+  try {
+    const value = record.episode === null ? null : JSON.parse(record.episode);
+    return Array.isArray(value)
+      ? [String(value[0]), String(value[1]), String(value[2] ?? "")]
+      : null;
+  } catch {
+    return null; // an episode an older version wrote, or a damaged one: a new episode
+  }
+}
+
+function isLimitEpisode(record: PaneRecord): boolean {
+  return episodeOf(record)?.[0] === "limit";
+}
+
+function episodeKind(record: PaneRecord): string {
+  return episodeOf(record)?.[2] ?? "";
 }
 
 /** Continues the record's episode, or starts a new one when this is another limit or error. */
 function withEpisode(record: PaneRecord, j: Judgement, options: WatchOptions): PaneRecord {
   const family = j.state === "transient_api_error" ? "transient" : "limit";
-  const ongoing = record.episode !== null && JSON.parse(record.episode)[0] === family;
+  const episode = episodeOf(record);
+  const ongoing = episode !== null && episode[0] === family;
   if (ongoing) {
     const reset = family === "limit" ? resetOf(j, record.first_seen_at!, options.localZone) : null;
     const sameReset = reset !== null && record.reset_at !== null &&
       Math.abs(reset - record.reset_at) <= SAME_RESET_MS;
-    const sameBanner = JSON.parse(record.episode!)[1] === j.banner;
+    const sameBanner = episode![1] === j.banner;
     // The banner with auto-continue armed, then cancelled; the banner, then (scrolled away) the
     // records: one episode, one anchor, one resume.
     if (sameReset || (reset === null && sameBanner) || (family === "transient" && sameBanner)) {
       // Auto-continue armed, then cancelled (or re-armed): the same reset, another margin.
       const replan =
         (record.state === "native_autocontinue") !== (j.state === "native_autocontinue");
+      // The same limit back after the agent worked again: the resume did not hold. Another
+      // attempt after a backoff, counted against the same cap.
+      const back = record.resumed && (record.state === "busy" || record.state === "normal");
       return {
         ...record,
         state: j.state,
         signal: j.signal,
         ...(replan ? { resume_at: null } : {}),
+        ...(back
+          ? {
+            resumed: false,
+            gave_up: record.attempts >= options.maxAttempts,
+            resume_at: options.now + capped(30_000, record.attempts - 1),
+            tried: [...record.tried, "the limit came back after the agent resumed"].slice(-10),
+          }
+          : {}),
       };
     }
   }
@@ -261,7 +295,7 @@ function withEpisode(record: PaneRecord, j: Judgement, options: WatchOptions): P
     ...newRecord(record.pane, record.session, record.identity),
     state: j.state,
     signal: j.signal,
-    episode: JSON.stringify([family, j.banner]),
+    episode: JSON.stringify([family, j.banner, j.limitKind]),
     first_seen_at: options.now,
     api_retries: record.api_retries,
   };
@@ -289,13 +323,20 @@ export function decidePane(
     case "normal":
     case "busy": {
       // The episode is over (the agent resumed, by us or otherwise). The run of API retries ends
-      // only when the agent is idle without an error, not while it works.
-      const state = {
-        ...newRecord(current.pane, current.session, current.identity),
-        state: j.state,
-        signal: j.signal,
-        api_retries: j.state === "busy" ? current.api_retries : 0,
-      };
+      // only when the agent is idle without an error, not while it works. A limit's episode is
+      // remembered until its window ends: the same reset on screen again means the resume did
+      // not hold, and its attempts go on counting (not a fresh episode with fresh attempts).
+      const api_retries = j.state === "busy" ? current.api_retries : 0;
+      const remembered = isLimitEpisode(current) && current.reset_at !== null &&
+        options.now - current.reset_at <= limitWindowMs(episodeKind(current));
+      const state = remembered
+        ? { ...current, state: j.state, signal: j.signal, api_retries, refusal: null }
+        : {
+          ...newRecord(current.pane, current.session, current.identity),
+          state: j.state,
+          signal: j.signal,
+          api_retries,
+        };
       return decision(state, { kind: "none", reason: j.rule }, { ...shown, resetAt: null });
     }
     case "dangerous_prompt":
@@ -323,7 +364,16 @@ export function decidePane(
         );
       }
   }
-  return decideEpisode(withEpisode(current, j, options), j, observation, options, quiet);
+  const next = withEpisode(current, j, options);
+  if (next.gave_up && !current.gave_up) {
+    // The limit came back once too often: said once, then left to the user.
+    return decision({ ...next, quiet_on: screenHash }, {
+      kind: "report",
+      event: "gave_up",
+      reason: `gave up after ${next.attempts} attempts on ${j.state}: ${next.tried.join("; ")}`,
+    }, { ...shown, resetAt: next.reset_at });
+  }
+  return decideEpisode(next, j, observation, options, quiet);
 }
 
 /** A usage limit, the client's own auto-continue, a transient error, or the limit menu's safe choice. */
@@ -386,17 +436,18 @@ function decideEpisode(
             `next look at ${isoMinute(next)}`,
         }, shown());
       }
-      const margin = j.state === "native_autocontinue"
-        ? options.nativeMarginSeconds
-        : options.resumeMarginSeconds;
       record = {
         ...record,
         reset_at: reset,
-        resume_at: reset + margin * 1000,
+        resume_at: reset + marginMs(j, options),
         unparsed: 0,
         next_look_at: null,
       };
     }
+  }
+  if (record.reset_at !== null && record.resume_at! < record.reset_at + marginMs(j, options)) {
+    // Never before the reset, whatever a saved record says.
+    record = { ...record, resume_at: record.reset_at + marginMs(j, options) };
   }
   if (record.reset_at !== null && now - record.reset_at > limitWindowMs(j.limitKind)) {
     return decision(
@@ -415,6 +466,10 @@ function decideEpisode(
         isoMinute(record.resume_at)
       : j.state === "transient_api_error"
       ? `${j.rule}: resume after a backoff, at ${isoMinute(record.resume_at)}`
+      : record.attempts > 0 && record.reset_at !== null && now >= record.reset_at
+      ? `the limit is still on after ${record.attempts} attempt${
+        record.attempts === 1 ? "" : "s"
+      }; next try at ${isoMinute(record.resume_at)}`
       : `limited until ${isoMinute(record.reset_at)}; resume at ${isoMinute(record.resume_at)}`;
     return decision(record, { kind: "wait", until: record.resume_at, reason }, shown());
   }
@@ -451,6 +506,13 @@ function decideEpisode(
   return decision(record, { kind: "resume", keys: j.keys, reason: what }, shown());
 }
 
+/** How long after the reset to act: the client's own continue gets a longer margin. */
+function marginMs(j: Judgement, options: WatchOptions): number {
+  return (j.state === "native_autocontinue"
+    ? options.nativeMarginSeconds
+    : options.resumeMarginSeconds) * 1000;
+}
+
 /** The record after a refusal at the last look before typing. */
 export function refused(record: PaneRecord, reason: string, screenHash: string): PaneRecord {
   return { ...record, refusal: reason, quiet_on: screenHash, reason };
@@ -467,6 +529,10 @@ export function afterAttempt(
 ): PaneRecord {
   const attempts = record.attempts + 1;
   const tried = [...record.tried, what].slice(-10);
+  if (ok && record.state === "limit_menu") {
+    // "Stop and wait" chosen: the client waits at its input box, and the resume text is next.
+    return { ...record, attempts, tried, resume_at: now, reason: what };
+  }
   if (ok) {
     const api_retries = record.api_retries + (record.state === "transient_api_error" ? 1 : 0);
     return { ...record, attempts, tried, resumed: true, api_retries, reason: what };
@@ -489,7 +555,7 @@ export function afterAttempt(
  */
 export function stagger(
   records: readonly PaneRecord[],
-  { staggerMs, random }: { staggerMs: number; random: () => number },
+  { staggerMs, random, now }: { staggerMs: number; random: () => number; now: number },
 ): PaneRecord[] {
   const pending = records
     .filter((r) => r.resume_at !== null && !r.resumed && !r.gave_up)
@@ -497,7 +563,8 @@ export function stagger(
   const moved = new Map<string, number>();
   let previous: number | null = null;
   for (const record of pending) {
-    let at = record.resume_at!;
+    // A resume already due is due now: resets that passed together are spaced from now on.
+    let at = Math.max(record.resume_at!, now);
     if (previous !== null && at < previous + staggerMs) {
       at = previous + staggerMs + Math.floor(random() * Math.min(1000, staggerMs / 2));
       moved.set(record.pane, at);

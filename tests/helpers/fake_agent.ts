@@ -6,7 +6,10 @@
  *   fake_agent.ts <screen-file> <log-file>
  *
  * Like the client, it echoes typed text into its input box (the line that starts with `❯` and a
- * no-break space) and takes Backspace. The screen is redrawn whenever the file changes. Files
+ * no-break space), after whatever the box already holds (a draft), and takes Backspace, which
+ * eats into the draft once the typed text is gone. It redraws in place, line by line, as the
+ * client does, so nothing it drew scrolls into tmux's history. The screen is redrawn whenever
+ * the file changes. Files
  * beside the screen file script what happens next:
  *   `<screen-file>.after-enter`      replaces the screen when Enter arrives (the agent resumes);
  *   `<screen-file>.on-first-key`     replaces it when the first byte arrives (a prompt that
@@ -21,13 +24,18 @@ const [screenFile, logFile] = Deno.args as [string, string];
 const encoder = new TextEncoder();
 let shown = "";
 let drawn = "";
+/** What was typed since the screen was drawn, and how many characters of its draft were erased. */
 let input = "";
+let erased = 0;
 let keys = 0;
 
-/** The screen with the input box showing what was typed so far. */
+/** The screen with the input box showing its draft, less what was erased, and what was typed. */
 function withInput(text: string): string {
-  if (input === "") return text;
-  return text.replace(/^❯\u00a0.*$/m, `❯\u00a0${input}`);
+  if (input === "" && erased === 0) return text;
+  return text.replace(/^❯\u00a0(.*)$/m, (_line, draft: string) => {
+    const kept = [...draft].slice(0, Math.max(0, [...draft].length - erased)).join("");
+    return `❯\u00a0${kept}${input}`;
+  });
 }
 
 function draw(text: string): void {
@@ -35,10 +43,10 @@ function draw(text: string): void {
   const frame = withInput(text);
   if (frame === drawn) return;
   drawn = frame;
-  // Home, clear, then the screen without its final newline (so a full screen does not scroll).
-  Deno.stdout.writeSync(
-    encoder.encode("\x1b[H\x1b[2J" + frame.replace(/\n$/, "").replace(/\n/g, "\r\n")),
-  );
+  // Home, then each line over the old one (erasing its rest), then erase below: in place, as the
+  // client redraws, without its final newline (so a full screen does not scroll).
+  const body = frame.replace(/\n$/, "").split("\n").join("\x1b[K\r\n");
+  Deno.stdout.writeSync(encoder.encode(`\x1b[H${body}\x1b[K\x1b[J`));
 }
 
 async function readScreen(path = screenFile): Promise<string | undefined> {
@@ -80,9 +88,11 @@ for (;;) {
   for (const char of text) {
     if (char === "\r") {
       input = "";
+      erased = 0;
       if (!(await switchTo(`${screenFile}.after-enter`))) draw(shown);
     } else if (char === "\x7f" || char === "\b") {
-      input = [...input].slice(0, -1).join("");
+      if (input === "") erased++;
+      else input = [...input].slice(0, -1).join("");
       draw(shown);
     } else if (char >= " ") {
       input += char;

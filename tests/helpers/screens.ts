@@ -11,14 +11,24 @@ const RULE = "─".repeat(WIDTH);
 
 /** A full screen: conversation at the top, the idle input box and footer at the bottom. */
 export function agentScreen(
-  { conversation, input = "", footer = ["  ⏵⏵ auto mode on (shift+tab to cycle)"] }: {
+  {
+    conversation,
+    input = "",
+    footer = ["  ⏵⏵ auto mode on (shift+tab to cycle)"],
+    width = WIDTH,
+    height = HEIGHT,
+  }: {
     conversation: string[];
     input?: string;
     footer?: string[];
+    /** The pane's size (160x50 unless a case needs another). */
+    width?: number;
+    height?: number;
   },
 ): string {
-  const bottom = [RULE, `❯\u00a0${input}`, RULE, ...footer];
-  const blank = Math.max(1, HEIGHT - conversation.length - bottom.length);
+  const rule = "─".repeat(width);
+  const bottom = [rule, `❯\u00a0${input}`, rule, ...footer];
+  const blank = Math.max(1, height - conversation.length - bottom.length);
   return [...conversation, ...Array(blank).fill(""), ...bottom].join("\n") + "\n";
 }
 

@@ -11,6 +11,7 @@ import {
   type PaneEvent,
   type RecoveryEntry,
   tmuxClient,
+  type WatchDeps,
   Watcher,
   type WatchNotice,
   type WatchSettings,
@@ -57,6 +58,8 @@ export function testSettings(overrides: Partial<WatchSettings> = {}): WatchSetti
 /** A watcher of `tmux`'s server, and what it said and logged. */
 export interface WatchRun {
   watcher: Watcher;
+  /** What the watcher was given, for a test that wraps a part of it. */
+  deps: WatchDeps;
   clock: TestClock;
   events: PaneEvent[];
   logs: { entry: RecoveryEntry; root: string | null }[];
@@ -84,29 +87,27 @@ export function watchRun(
   const events: PaneEvent[] = [];
   const logs: WatchRun["logs"] = [];
   const notices: WatchNotice[] = [];
-  const watcher = new Watcher(
-    {
-      tmux: tmuxClient({ socketName: tmux.socket }),
-      now: clock.now,
-      sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
-      random: () => 0.5,
-      emit: (event) => events.push(event),
-      sessions: () => registeredPanes(roots),
-      log: (entry, root) => {
-        logs.push({ entry, root });
-        return Promise.resolve();
-      },
-      processKey,
-      notify: (notice) => {
-        notices.push(notice);
-        return Promise.resolve();
-      },
+  const deps: WatchDeps = {
+    tmux: tmuxClient({ socketName: tmux.socket }),
+    now: clock.now,
+    sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+    random: () => 0.5,
+    emit: (event) => events.push(event),
+    sessions: () => registeredPanes(roots),
+    log: (entry, root) => {
+      logs.push({ entry, root });
+      return Promise.resolve();
     },
-    settings,
-    saved,
-  );
+    processKey,
+    notify: (notice) => {
+      notices.push(notice);
+      return Promise.resolve();
+    },
+  };
+  const watcher = new Watcher(deps, settings, saved);
   return {
     watcher,
+    deps,
     clock,
     events,
     logs,

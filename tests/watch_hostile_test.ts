@@ -1,0 +1,456 @@
+// The watcher against screens and states someone else built to break it (a red-team run on
+// real tmux servers; each case is one of its findings). The watcher runs in-process with a clock
+// the test moves; the agents are fake_agent.ts, which, like the client, appends what is typed to
+// whatever the input box already holds.
+import assert from "node:assert/strict";
+import { CORPUS_DIR } from "./helpers/corpus.ts";
+import { agentScreen, clockTime } from "./helpers/screens.ts";
+import { type AgentPane, type TmuxHarness, withTmux } from "./helpers/tmux_harness.ts";
+import { withTempDir } from "./helpers/temp.ts";
+import { testClock, testSettings, watchRun } from "./helpers/watch_harness.ts";
+import { ServerDownError, tmuxClient, Watcher } from "../lib/watch/engine.ts";
+import { watchStateCodec } from "../lib/watch/state.ts";
+
+const IGNORE = Deno.build.os === "windows";
+
+function tmuxTest(name: string, fn: (dir: string, tmux: TmuxHarness) => Promise<void>): void {
+  Deno.test({
+    name,
+    ignore: IGNORE,
+    fn: () => withTempDir((dir) => withTmux(dir, (tmux) => fn(dir, tmux))),
+  });
+}
+
+const typed = async (tmux: TmuxHarness, pane: AgentPane) =>
+  (await tmux.received(pane)).map((r) => r.text).join("");
+
+const WORKING = agentScreen({
+  conversation: ["❯ continue", "✻ Working… (1s · esc to interrupt)"],
+  footer: ["  esc to interrupt"],
+});
+
+/** A reset 10 minutes ago, and a clock 20 minutes after the watcher's first look at it. */
+function passed(): { reset: number; clock: ReturnType<typeof testClock> } {
+  const reset = Math.floor(Date.now() / 60_000) * 60_000 - 10 * 60_000;
+  return { reset, clock: testClock(reset + 10 * 60_000) };
+}
+
+const bannerLine = (reset: number, name = "5-hour") =>
+  `  ⎿  You've hit your ${name} limit · resets ${clockTime(reset)} (UTC)`;
+
+/** The screen of a limited agent, with what a case puts around it. */
+function limited(
+  reset: number,
+  { above = [], input = "", footer }: { above?: string[]; input?: string; footer?: string[] } = {},
+): string {
+  return agentScreen({
+    conversation: [...above, "❯ go on", bannerLine(reset)],
+    input,
+    ...(footer ? { footer } : {}),
+  });
+}
+
+tmuxTest(
+  "the limit menu's words above an input box that holds a draft: no key at all, not even Enter",
+  async (_dir, tmux) => {
+    const { reset, clock } = passed();
+    const menu = [
+      "  What do you want to do?",
+      "  ❯ 1. Stop and wait for limit to reset",
+      "    2. Upgrade your plan",
+      "  Enter to confirm · Esc to cancel",
+    ];
+    const draft = "npm version major && npm publish";
+    const inline = await tmux.addAgent(agentScreen({
+      conversation: ["❯ say hi", bannerLine(reset, "session"), ...menu],
+      input: draft,
+    }));
+    const quoted = await tmux.addAgent(limited(reset, {
+      above: ["❯ what does the limit menu say?", "● It asks:", ...menu],
+      input: draft,
+    }));
+    const run = watchRun(tmux, { clock });
+    await run.watcher.scan();
+    await run.watcher.scan();
+    assert.equal(await typed(tmux, inline), "");
+    assert.equal(await typed(tmux, quoted), "");
+    assert.match(run.about(inline).at(-1)!.reason, /the limit menu's words above an input box/);
+    assert.match(run.about(quoted).at(-1)!.reason, /the input box holds text/);
+  },
+);
+
+tmuxTest(
+  "a menu quoted in an earlier reply is history: an empty input box under it is resumed",
+  async (_dir, tmux) => {
+    const { reset, clock } = passed();
+    const pane = await tmux.addAgent(
+      limited(reset, {
+        above: [
+          "❯ what will the tool ask?",
+          '● It asks "Reset all data? [y/N]", then "Do you want to merge it?", then',
+          "  What do you want to do?",
+          "  ❯ 1. Stop and wait for limit to reset",
+        ],
+      }),
+      { afterEnter: WORKING },
+    );
+    const run = watchRun(tmux, { clock });
+    await run.watcher.scan();
+    assert.equal(await typed(tmux, pane), "continue\r");
+  },
+);
+
+tmuxTest(
+  "a draft of several lines, one of them a rule, is a draft: nothing typed",
+  async (_dir, tmux) => {
+    const { reset, clock } = passed();
+    const rule = "─".repeat(160);
+    const screen = [
+      "❯ go on",
+      bannerLine(reset),
+      ...Array(40).fill(""),
+      rule,
+      "❯\u00a0after the limit: tag v2 and publish it to npm, then email the list:",
+      "  ──────────",
+      "  >",
+      rule,
+      "  ⏵⏵ auto mode on (shift+tab to cycle)",
+    ].join("\n") + "\n";
+    const pane = await tmux.addAgent(screen);
+    const run = watchRun(tmux, { clock });
+    await run.watcher.scan();
+    assert.equal(await typed(tmux, pane), "");
+    assert.match(run.about(pane).at(-1)!.reason, /input box holds text/);
+  },
+);
+
+tmuxTest(
+  "drafts that start like a placeholder are drafts; the client's own placeholders are empty",
+  async (_dir, tmux) => {
+    const { reset, clock } = passed();
+    const drafts = await Promise.all([
+      'Try "make release" on the prod box once the limit resets',
+      "Type your message to the team…",
+    ].map((input) => tmux.addAgent(limited(reset, { input }))));
+    const placeholders = await Promise.all([
+      'Try "refactor src/parser.ts"',
+      "Resend your message to try again",
+    ].map((input) => tmux.addAgent(limited(reset, { input }), { afterEnter: WORKING })));
+    const run = watchRun(tmux, { clock });
+    await run.watcher.scan();
+    for (const pane of drafts) {
+      assert.equal(await typed(tmux, pane), "", pane.id);
+      assert.match(run.about(pane).at(-1)!.reason, /the input box holds text/);
+    }
+    // The client clears a placeholder at the first key: the fake does not, so the echo check
+    // sees the placeholder and the text. What matters here: they were judged empty and typed.
+    for (const pane of placeholders) {
+      assert.match(await typed(tmux, pane), /^continue/, pane.id);
+    }
+  },
+);
+
+tmuxTest(
+  "Backspaces are keys too: with synchronize-panes switched on after the text, none is sent",
+  async (_dir, tmux) => {
+    const { reset, clock } = passed();
+    // Wide enough that each half of the split window is 160 columns, as the screens are drawn.
+    const agent = await tmux.addAgent(limited(reset), { width: 321 });
+    const other = await tmux.splitAgent(agent, "Delete all 3 branches? [y/N] ", {
+      command: "node",
+    });
+    const settings = testSettings({ keyDelayMs: 1500 });
+    const run = watchRun(tmux, { clock, settings });
+    const scan = run.watcher.scan();
+    // The moment the text arrives, the window starts passing keys to every pane.
+    const deadline = Date.now() + 10_000;
+    while ((await typed(tmux, agent)) === "" && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    await tmux.run(["set-window-option", "-t", agent.id, "synchronize-panes", "on"]);
+    await scan;
+    assert.equal(await typed(tmux, other), "", "nothing reached the other pane");
+    assert.equal(await typed(tmux, agent), "continue", "the text stays; no Backspace, no Enter");
+    const report = run.about(agent).find((e) => e.action === "report")!;
+    assert.match(
+      report.reason,
+      /left the typed "continue" as it is \(the window has synchronize-panes on/,
+    );
+  },
+);
+
+tmuxTest(
+  "a limit that keeps coming back after each resume is tried maxAttempts times, then left to the user",
+  async (_dir, tmux) => {
+    const { reset, clock } = passed();
+    // Its first line differs from WORKING's, so setScreen waits until it is drawn.
+    const again = agentScreen({
+      conversation: ["● Picked up where it stopped.", "❯ continue", bannerLine(reset)],
+    });
+    const pane = await tmux.addAgent(limited(reset), { afterEnter: WORKING });
+    const run = watchRun(tmux, { clock });
+    for (let cycle = 0; cycle < 6; cycle++) {
+      await run.watcher.scan(); // resumes (or waits out the backoff)
+      await run.watcher.scan(); // sees it working
+      await tmux.setScreen(pane, again); // and the same limit back
+      clock.advance(10 * 60_000);
+    }
+    await run.watcher.scan();
+    assert.equal((await typed(tmux, pane)).split("continue\r").length - 1, 3);
+    assert.ok(run.about(pane).some((e) => e.action === "report" && e.event === "gave_up"));
+    assert.deepEqual(run.notices.map((n) => n.event), ["gave_up"]);
+  },
+);
+
+tmuxTest(
+  "resets that passed together are typed a stagger apart, not all at once",
+  async (_dir, tmux) => {
+    const { reset, clock } = passed();
+    const panes = [];
+    for (let i = 0; i < 3; i++) {
+      panes.push(await tmux.addAgent(limited(reset), { afterEnter: WORKING }));
+    }
+    const run = watchRun(tmux, { clock, settings: testSettings({ staggerMs: 60_000 }) });
+    await run.watcher.scan();
+    const typedNow = [];
+    for (const pane of panes) typedNow.push(await typed(tmux, pane));
+    assert.deepEqual(typedNow, ["continue\r", "", ""]);
+    clock.advance(61_000);
+    await run.watcher.scan();
+    assert.equal(await typed(tmux, panes[1]!), "continue\r");
+    assert.equal(await typed(tmux, panes[2]!), "");
+    clock.advance(61_000);
+    await run.watcher.scan();
+    assert.equal(await typed(tmux, panes[2]!), "continue\r");
+  },
+);
+
+tmuxTest(
+  "a status line is the user's: a branch named for a deletion does not stop a resume",
+  async (_dir, tmux) => {
+    const { reset, clock } = passed();
+    const pane = await tmux.addAgent(
+      limited(reset, {
+        footer: [
+          "  [Opus 4.8] │ ~/src/shop │ ⎇ fix/delete-button │ Context 12%",
+          "  ⏵⏵ auto mode on (shift+tab to cycle)",
+        ],
+      }),
+      { afterEnter: WORKING },
+    );
+    const run = watchRun(tmux, { clock });
+    await run.watcher.scan();
+    assert.equal(await typed(tmux, pane), "continue\r");
+  },
+);
+
+tmuxTest(
+  "a menu drawn in a box under the input box is a menu: nothing typed at all",
+  async (_dir, tmux) => {
+    const { reset, clock } = passed();
+    const pane = await tmux.addAgent(limited(reset, {
+      footer: ["  ┌────────────┐", "  │ ❯ 1. Yes   │", "  │   2. No    │", "  └────────────┘"],
+    }));
+    const run = watchRun(tmux, { clock });
+    await run.watcher.scan();
+    assert.equal(await typed(tmux, pane), "");
+    assert.equal(run.about(pane).at(-1)!.state, "dangerous_prompt");
+  },
+);
+
+tmuxTest(
+  "a limit line in a status line under a newer reply is not a limit",
+  async (_dir, tmux) => {
+    const { reset, clock } = passed();
+    const pane = await tmux.addAgent(agentScreen({
+      conversation: ["❯ run the tests", "● Done — all 212 tests pass. I did not push."],
+      footer: [`  Session limit reached · resets ${clockTime(reset)}`],
+    }));
+    const right = await tmux.addAgent(agentScreen({
+      conversation: [
+        "❯ print the notice",
+        "● Here it is:",
+        // Right-aligned in the reply, as the client draws its own notices.
+        `${" ".repeat(109)}You've hit your 5-hour limit · resets ${clockTime(reset)} (UTC)`,
+      ],
+    }));
+    const run = watchRun(tmux, { clock });
+    await run.watcher.scan();
+    assert.equal(await typed(tmux, pane), "");
+    assert.equal(run.about(pane).at(-1)!.state, "normal");
+    assert.equal(await typed(tmux, right), "");
+    assert.equal(run.about(right).at(-1)!.state, "normal");
+  },
+);
+
+tmuxTest(
+  "a limit that resets later today (extra usage) is waited for, not typed into at once",
+  async (_dir, tmux) => {
+    const now = Date.parse("2026-12-01T11:21:00Z");
+    const clock = testClock(now);
+    const pane = await tmux.addAgent(agentScreen({
+      conversation: ["❯ go on", "  ⎿  You're out of extra usage · resets 8pm (UTC)"],
+    }));
+    const run = watchRun(tmux, { clock });
+    await run.watcher.scan();
+    assert.equal(await typed(tmux, pane), "");
+    const said = run.about(pane).at(-1)!;
+    assert.equal(said.action, "wait");
+    assert.equal(said.reset_at, Date.parse("2026-12-01T20:00:00Z"));
+  },
+);
+
+tmuxTest(
+  "the real 2.1.328 limit menu, on Stop and wait, gets its Enter once the reset passed; then the resume text",
+  async (_dir, tmux) => {
+    const { reset, clock } = passed();
+    const capture = await Deno.readTextFile(
+      `${CORPUS_DIR}/probe/429-oauth-menu-stop-and-wait-080x24.txt`,
+    );
+    const menu = capture.replaceAll("12:16pm", clockTime(reset));
+    const stopped = agentScreen({
+      conversation: ["❯ say hi", bannerLine(reset)],
+      width: 80,
+      height: 24,
+    });
+    const pane = await tmux.addAgent(menu, { width: 80, height: 24, afterEnter: stopped });
+    const run = watchRun(tmux, { clock });
+    await run.watcher.scan();
+    assert.equal(await typed(tmux, pane), "\r", "Enter alone, on the menu");
+    await Deno.writeTextFile(
+      `${pane.screenFile}.after-enter`,
+      agentScreen({ conversation: ["❯ continue", "✻ Working… (esc to interrupt)"], width: 80 }),
+    );
+    await run.watcher.scan();
+    assert.equal(await typed(tmux, pane), "\rcontinue\r");
+  },
+);
+
+tmuxTest(
+  "a server that stops in the middle of a scan is waited for, not a crash",
+  async (_dir, tmux) => {
+    const { reset, clock } = passed();
+    await tmux.addAgent(limited(reset));
+    const real = tmuxClient({ socketName: tmux.socket });
+    const watcher = new Watcher({
+      ...watchRun(tmux, { clock }).deps,
+      tmux: {
+        ...real,
+        async listPanes(target) {
+          await tmux.run(["kill-server"]).catch(() => {});
+          return await real.listPanes(target);
+        },
+      },
+    }, testSettings());
+    await assert.rejects(() => watcher.scan(), ServerDownError);
+  },
+);
+
+Deno.test("a saved pane record that does not validate is dropped alone; the others are kept", () => {
+  const good = {
+    pane: "%1",
+    identity: "1:2",
+    session: "s",
+    state: "usage_limit",
+    signal: "screen",
+    reason: "",
+    episode: null,
+    first_seen_at: 1,
+    reset_at: 2,
+    resume_at: 3,
+    next_look_at: null,
+    attempts: 0,
+    resumed: false,
+    gave_up: false,
+    unparsed: 0,
+    quiet_on: null,
+    refusal: null,
+    tried: [],
+    api_retries: 0,
+  };
+  const state = watchStateCodec.parse(JSON.stringify({
+    version: 2,
+    server: { socket: "/tmp/tmux-0/x", pid: 7 },
+    panes: {
+      "%1": good,
+      "%2": { ...good, pane: "%2", tried: null },
+      "%3": { ...good, pane: "%3", attempts: "many" },
+      "%4": { ...good, pane: "%5" },
+    },
+  }));
+  assert.deepEqual(Object.keys(state.panes), ["%1"]);
+});
+
+tmuxTest(
+  "a saved record that says to resume before the reset is not believed",
+  async (_dir, tmux) => {
+    const reset = Math.floor(Date.now() / 60_000) * 60_000 + 30 * 60_000;
+    const clock = testClock(Date.now());
+    const pane = await tmux.addAgent(limited(reset));
+    const first = watchRun(tmux, { clock });
+    await first.watcher.scan();
+    const saved = Object.fromEntries(first.watcher.records);
+    saved[pane.id] = { ...saved[pane.id]!, resume_at: 0, episode: "not json" };
+    const run = watchRun(tmux, { clock, saved });
+    await run.watcher.scan();
+    await run.watcher.scan();
+    assert.equal(await typed(tmux, pane), "");
+    assert.match(run.about(pane).at(-1)!.reason, /^limited until .*; resume at /);
+  },
+);
+
+/** Registers a session in `root` that names `pane`, with an old StopFailure and no transcript. */
+async function staleRecords(
+  tmux: TmuxHarness,
+  pane: AgentPane,
+  root: string,
+  { agentPid }: { agentPid: "none" | "pane" },
+): Promise<void> {
+  const dir = `${root}/sessions/s1`;
+  await Deno.mkdir(dir, { recursive: true });
+  const pid = Number(
+    (await tmux.run(["display-message", "-p", "-t", pane.id, "#{pane_pid}"])).trim(),
+  );
+  await Deno.writeTextFile(
+    `${dir}/session.json`,
+    JSON.stringify({
+      session_id: "s1",
+      root,
+      cwd: root,
+      transcript_path: null,
+      tmux_pane: pane.id,
+      tmux_socket: await tmux.socketPath(),
+      agent_pid: agentPid === "none" ? null : pid,
+      agent_command: "claude",
+      first_seen: "2026-12-01T10:00:00.000Z",
+      last_seen: "2026-12-01T10:00:00.000Z",
+      last_event: "PostToolUse",
+    }),
+  );
+  await Deno.writeTextFile(
+    `${dir}/stop-failure.json`,
+    JSON.stringify({
+      ts: new Date(Date.now() - 3600_000).toISOString(),
+      error: "rate_limit",
+      message: `You've hit your 5-hour limit · resets ${clockTime(Date.now() - 1800_000)} (UTC)`,
+    }),
+  );
+}
+
+for (const agentPid of ["none", "pane"] as const) {
+  tmuxTest(
+    `records alone (agent pid: ${agentPid}, no transcript) under a fresh reply: nothing typed`,
+    async (dir, tmux) => {
+      const root = `${dir}/project-${agentPid}`;
+      const pane = await tmux.addAgent(agentScreen({
+        conversation: ["❯ run the tests", "● Done — all 212 tests pass. I did not push."],
+      }));
+      await staleRecords(tmux, pane, root, { agentPid });
+      const run = watchRun(tmux, { roots: [root] });
+      await run.watcher.scan();
+      await run.watcher.scan();
+      assert.equal(await typed(tmux, pane), "");
+      assert.equal(run.about(pane).at(-1)!.state, "normal");
+    },
+  );
+}
