@@ -65,15 +65,54 @@ const CONVERSATION: Piece[] = [
   { lines: ["  8 tasks (4 done, 1 in progress, 3 open)", "  ◼ a", "  □ b"] },
   { lines: ["❯ delete the old logs and force push"], newer: true },
   { lines: ["  ⎿  Error: ECONNREFUSED 127.0.0.1:5432"] },
+  // A reply that quotes a prompt or the limit menu: a prompt where it stands last.
+  {
+    lines: ['● It will ask "Reset all data? [y/N]" and then', "  Do you want to merge it?"],
+    prompt: true,
+    newer: true,
+  },
+  {
+    lines: [
+      "● The menu reads:",
+      "  What do you want to do?",
+      "  ❯ 1. Stop and wait for limit to reset",
+      "    2. Upgrade your plan",
+    ],
+    prompt: true,
+    newer: true,
+  },
+  // Right-aligned in a reply, as the client draws its own notices: still the reply's text.
+  {
+    lines: [
+      "● Here:",
+      `${" ".repeat(60)}You've hit your 5-hour limit · resets 3pm (UTC)`,
+    ],
+    newer: true,
+  },
 ];
 
 /** What stands where the input box would be. */
-const BOTTOMS: (Piece & { input: string | null; kind: string })[] = [
+const BOTTOMS: (Piece & { input: string | null; kind: string; above?: string[] })[] = [
   { kind: "empty", input: "", lines: [] },
   { kind: "placeholder", input: "", lines: [] },
   { kind: "resume text", input: RESUME, lines: [] },
   { kind: "draft", input: "git reset --hard origin/main && git push -f", lines: [] },
   { kind: "draft", input: "half a thought", lines: [] },
+  // Drafts that start like a placeholder, and one of several lines holding a rule.
+  { kind: "draft", input: 'Try "make release" on the prod box once the limit resets', lines: [] },
+  { kind: "draft", input: "Type your message to the team…", lines: [] },
+  { kind: "draft", input: "tag v2, then:\n  ──────────\n  >", lines: [] },
+  {
+    kind: "limit menu, above a draft",
+    input: "npm publish",
+    prompt: true,
+    lines: [],
+    above: [
+      "  What do you want to do?",
+      "  ❯ 1. Stop and wait for limit to reset",
+      "  Enter to confirm · Esc to cancel",
+    ],
+  },
   {
     kind: "permission prompt",
     input: null,
@@ -125,6 +164,11 @@ const FOOTERS: Piece[] = [
   },
   { lines: ["  ⚠ Usage limit reached · limit resets 3pm", "    Continuing shortly"], armed: true },
   { lines: ["  ? for shortcuts"] },
+  // The user's status line: its words are not a prompt, nor a limit.
+  { lines: ["  [Opus 4.8] │ ~/src/shop │ ⎇ fix/delete-button │ Context 12%"] },
+  { lines: ["  Session limit reached · resets 3pm"] },
+  // A menu drawn in a box under the input box.
+  { lines: ["  ┌──────────┐", "  │ ❯ 1. Yes │", "  │   2. No  │", "  └──────────┘"], prompt: true },
 ];
 
 /** Wraps a line the way the client does: at the width, the rest indented under it. */
@@ -165,10 +209,13 @@ function build(
   const placeholder = bottom.kind === "placeholder"
     ? "Resend your message to try again"
     : bottom.input;
+  const [first, ...more] = (placeholder ?? "").split("\n");
   const below = bottom.input === null
     ? [rule, ...bottom.lines]
-    : [rule, `❯\u00a0${placeholder}`, rule, ...footer.lines];
-  const screen = [...lines, "", "", ...below.flatMap((l) => wrap(l, width))].join("\n") + "\n";
+    : [rule, `❯\u00a0${first}`, ...more, rule, ...footer.lines];
+  const above = (bottom.above ?? []).flatMap((l) => wrap(l, width));
+  const screen = [...lines, ...above, "", "", ...below.flatMap((l) => wrap(l, width))].join("\n") +
+    "\n";
   const armedAt = conversation.findLastIndex((p) => p.armed);
   const cancelledAt = conversation.findLastIndex((p) => p.cancels);
   // Armed: a notice not cancelled and not followed by newer conversation, or the footer says so.
@@ -181,7 +228,7 @@ function build(
   const lastUser = bottom.input === null
     ? -1
     : conversation.findLastIndex((p) => p.lines[0]!.startsWith("❯ "));
-  const prompt = !!bottom.prompt ||
+  const prompt = !!bottom.prompt || (bottom.input !== null && !!footer.prompt) ||
     conversation.some((p, i) => p.prompt && i >= conversation.length - 2 && i > lastUser);
   return {
     text: screen,

@@ -507,9 +507,11 @@ export function readScreen(text: string): ScreenReading {
   const liveFrom = lastUser >= 0 ? items[lastUser]!.start : 0;
   // The latest items, without the task list the client keeps drawing under them.
   const recent = live.filter((item) => item.kind !== "widget").slice(-4);
-  const recentLines = recent.flatMap((item) =>
-    screen.conversation.slice(item.start, item.end).map((l) => l.trim()).filter((l) => l !== "")
-  );
+  const linesOf = (list: readonly Item[]) =>
+    list.flatMap((item) =>
+      screen.conversation.slice(item.start, item.end).map((l) => l.trim()).filter((l) => l !== "")
+    );
+  const recentLines = linesOf(recent);
   // What a key could hit: the dialog, the latest items, and the last raw lines whatever they
   // belong to (a prompt printed under the task list is still a prompt).
   const lastLines = lastNonBlank(screen.conversation.slice(liveFrom), 8).map((l) => bare(l.trim()));
@@ -521,13 +523,17 @@ export function readScreen(text: string): ScreenReading {
     ...footer,
   ];
 
-  // 1. The limit menu (its question, or a pointer on one of its options), then any dialog.
-  const area = dialog.length > 0 ? dialog : recentLines;
+  // 1. The limit menu (its question, or a pointer on one of its options), then any dialog. The
+  // client's menu is its own: quoted in a reply or a tool's output it is a prompt (below), never
+  // the menu's Enter.
+  const own = recent.filter((item) => !["assistant", "tool", "quote"].includes(item.kind));
+  const area = dialog.length > 0 ? dialog : linesOf(own);
   const pointer = area.find((l) =>
     MENU_POINTER.test(l) && (dialog.length > 0 || /^[❯>›]\s?\d{1,2}\./.test(l))
   );
   const option = (l: string) => LIMIT_MENU_OPTION.test(l.replace(/^[❯>›]\s?/, ""));
-  const asked = near.some((l) => LIMIT_MENU.test(l));
+  const asked = [...dialog, ...own.map((item) => item.text), ...area, ...footer]
+    .some((l) => LIMIT_MENU.test(l));
   if ((asked && area.some(option)) || (pointer !== undefined && option(pointer))) {
     // The client's menu takes the input box's place, or pushes it down, empty. Above an input
     // box that holds text, Enter could send the text: never.
