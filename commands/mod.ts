@@ -88,6 +88,21 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: () => import("./daemon_stale.ts"),
   },
   {
+    name: "service install",
+    summary: "Run the watcher and the daemon as services (systemd user units, launchd agents)",
+    load: async () => (await import("./service.ts")).install,
+  },
+  {
+    name: "service uninstall",
+    summary: "Stop and remove the services `service install` wrote",
+    load: async () => (await import("./service.ts")).uninstall,
+  },
+  {
+    name: "service status",
+    summary: "Show whether the services are installed, up to date and running",
+    load: async () => (await import("./service.ts")).status,
+  },
+  {
     name: "fail init",
     summary: "Create the loop harness (.EnjoyHarness/, .trace/) that fail handle works on",
     load: () => import("./fail_init.ts"),
