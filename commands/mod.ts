@@ -138,6 +138,11 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: () => import("./selfheal.ts"),
   },
   {
+    name: "uninstall",
+    summary: "Take lifeline out: its hooks, its services; lists the state it leaves",
+    load: () => import("./uninstall.ts"),
+  },
+  {
     name: "forget",
     summary: "Remove an ended session's state from the project (test sessions, old ones)",
     load: () => import("./forget.ts"),
