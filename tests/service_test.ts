@@ -10,6 +10,7 @@ import {
   fakeSystemctl,
 } from "./helpers/fake_service_manager.ts";
 import { runInProcess } from "./helpers/in_process.ts";
+import { onPath } from "../lib/host/self.ts";
 import { REPO_DIR } from "./helpers/lifeline.ts";
 import { withTempDir } from "./helpers/temp.ts";
 import {
@@ -298,13 +299,20 @@ Deno.test({
         `tmux new-session -d -s lifeline '${dir}/bin/lifeline watch tmux' \\; new-window -d -t lifeline: '${dir}/bin/lifeline daemon stale'`,
       );
       await assert.rejects(Deno.stat(place.unitDir), Deno.errors.NotFound, "nothing written");
-      // The command as printed, in a shell, on a tmux server of its own (TMUX_TMPDIR).
-      const tmux = { ...env, TMUX_TMPDIR: `${dir}/tmux` };
-      await Deno.mkdir(tmux.TMUX_TMPDIR);
+      // The command as printed, in a shell, on a tmux server of the test's own: a `tmux` first on
+      // PATH names it.
+      const server = `lifeline-test-${crypto.randomUUID().slice(0, 8)}`;
+      const realTmux = (await onPath("tmux", Deno.env.get("PATH")))!;
+      await Deno.mkdir(`${dir}/tmux`);
+      await Deno.writeTextFile(
+        `${dir}/tmux/tmux`,
+        `#!/bin/sh\nexec ${realTmux} -L ${server} "$@"\n`,
+      );
+      await Deno.chmod(`${dir}/tmux/tmux`, 0o755);
       try {
         const shell = await new Deno.Command("sh", {
           args: ["-c", command],
-          env: tmux,
+          env: { ...env, PATH: `${dir}/tmux:${place.env.PATH}` },
           clearEnv: true,
         }).output();
         assert.ok(shell.success, new TextDecoder().decode(shell.stderr));
@@ -314,7 +322,7 @@ Deno.test({
         assert.equal(await Deno.readTextFile(`${state}/ran-watch`), "watch tmux\n");
         assert.equal(await Deno.readTextFile(`${state}/ran-daemon`), "daemon stale\n");
       } finally {
-        await new Deno.Command("tmux", { args: ["kill-server"], env: tmux, clearEnv: true })
+        await new Deno.Command(realTmux, { args: ["-L", server, "kill-server"], stderr: "null" })
           .output();
       }
     });
