@@ -193,6 +193,8 @@ Deno.test({
         "systemctl --user daemon-reload",
       ]);
       assert.deepEqual(await Array.fromAsync(Deno.readDir(place.unitDir)), []);
+      // A unit of that name the manager runs from elsewhere (no file here) is not lifeline's.
+      await Deno.writeTextFile(`${place.manager.bin}/state/active-lifeline-watch.service`, "");
       await place.manager.clear();
       const again = await service(place, "uninstall");
       assert.match(again.stdout, /^lifeline-watch\.service +not installed: /m);

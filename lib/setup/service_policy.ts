@@ -253,31 +253,28 @@ function launchdInstall(
   });
 }
 
-/** Stops and removes the units there are; nothing when there are none. */
+/**
+ * Stops and removes the units whose files are where install writes them; nothing else: a unit of
+ * the same name from elsewhere (another HOME, a hand-written one) is not lifeline's to stop.
+ */
 export function decideUninstall(state: readonly UnitState[], settings: ServiceSettings) {
   const decision: ServiceDecision = { actions: [], changes: [] };
   for (const unit of state) {
     const name = unitName(settings, unit.key);
     const path = unitPath(settings, unit.key);
     const present = unit.text !== null;
-    decision.changes.push({
-      key: unit.key,
-      name,
-      path,
-      change: { kind: present ? "removed" : "absent" },
-    });
-    if (settings.manager === "systemd" && (present || unit.enabled || unit.active)) {
+    const change = { kind: present ? "removed" as const : "absent" as const };
+    decision.changes.push({ key: unit.key, name, path, change });
+    if (!present) continue;
+    if (settings.manager === "systemd") {
       decision.actions.push({ kind: "run", argv: [...SYSTEMCTL, "disable", "--now", name] });
+    } else if (unit.active) {
+      const target = `gui/${settings.uid}/${name}`;
+      decision.actions.push({ kind: "run", argv: ["launchctl", "bootout", target] });
     }
-    if (settings.manager === "launchd" && unit.active) {
-      decision.actions.push({
-        kind: "run",
-        argv: ["launchctl", "bootout", `gui/${settings.uid}/${name}`],
-      });
-    }
-    if (present) decision.actions.push({ kind: "remove", path });
+    decision.actions.push({ kind: "remove", path });
   }
-  if (settings.manager === "systemd" && decision.actions.some((a) => a.kind === "remove")) {
+  if (settings.manager === "systemd" && decision.actions.length > 0) {
     decision.actions.push({ kind: "run", argv: [...SYSTEMCTL, "daemon-reload"] });
   }
   return decision;
