@@ -52,12 +52,12 @@ const HOOKS: Record<HookName, Omit<CommandEntry, "name">> = {
 export const COMMANDS: readonly CommandEntry[] = [
   {
     name: "init",
-    summary: "Add lifeline's hooks to a Claude Code settings file (idempotent, backed up)",
+    summary: "Add lifeline's hooks to a Claude Code settings file (idempotent, backed up); --remove",
     load: () => import("./init.ts"),
   },
   {
     name: "doctor",
-    summary: "Check the setup: settings, hooks, matchers, binary, tmux, state, watchers",
+    summary: "Check the setup: settings, hooks, matchers, binary, tmux, state, git, watchers",
     load: () => import("./doctor.ts"),
   },
   {

@@ -6,25 +6,19 @@
  * @module
  */
 
-import { type CommandModule, type Context, EXIT, UsageError } from "../lib/core/cli.ts";
+import { type CommandModule, type Context, EXIT } from "../lib/core/cli.ts";
 import { parseFlags } from "../lib/core/flags.ts";
 import {
+  changesJson,
   installServices,
+  managerFlag,
   openServices,
-  programRunner,
-  type ServiceOutcome,
   type Services,
   tmuxFallback,
   uninstallServices,
   unitsNow,
 } from "../lib/setup/service.ts";
-import {
-  type Manager,
-  unitLog,
-  unitName,
-  unitPath,
-  unitText,
-} from "../lib/setup/service_policy.ts";
+import { unitLog, unitName, unitPath, unitText } from "../lib/setup/service_policy.ts";
 
 const options = `Options:
   --manager M   systemd, launchd, or none (print the tmux command); default: the one found
@@ -72,33 +66,13 @@ export const uninstall: CommandModule = { help: uninstallHelp, run: runUninstall
 /** `lifeline service status`. */
 export const status: CommandModule = { help: statusHelp, run: runStatus };
 
-const MANAGERS = ["systemd", "launchd", "none"] as const;
-
 async function open(ctx: Context): Promise<{ services: Services; json: boolean }> {
   const { values } = parseFlags(ctx.args, {
     manager: { type: "string" },
     json: { type: "boolean" },
   });
-  const manager = values.manager as Manager | "none" | undefined;
-  if (manager !== undefined && !MANAGERS.includes(manager)) {
-    throw new UsageError(`--manager must be systemd, launchd or none, got "${manager}"`);
-  }
-  const services = await openServices(ctx.env, {
-    run: programRunner(ctx.env),
-    os: Deno.build.os,
-    uid: Deno.build.os === "windows" ? 0 : Deno.uid() ?? 0,
-    manager,
-  });
+  const services = await openServices(ctx.env, { manager: managerFlag(values.manager) });
   return { services, json: values.json === true };
-}
-
-function unitsJson(outcome: ServiceOutcome) {
-  return outcome.changes.map(({ key, name, path, change }) => ({
-    unit: key,
-    name,
-    path,
-    ...change,
-  }));
 }
 
 async function runInstall(ctx: Context): Promise<number> {
@@ -110,7 +84,7 @@ async function runInstall(ctx: Context): Promise<number> {
     ctx.out.json({
       manager: detected.manager,
       ...("reason" in detected ? { reason: detected.reason, fallback } : {}),
-      units: unitsJson(outcome),
+      units: changesJson(outcome),
       linger: outcome.linger,
     });
   } else if ("reason" in detected) {
@@ -143,7 +117,7 @@ async function runUninstall(ctx: Context): Promise<number> {
   const { services, json } = await open(ctx);
   const outcome = await uninstallServices(services);
   if (json) {
-    ctx.out.json({ manager: services.detected.manager, units: unitsJson(outcome) });
+    ctx.out.json({ manager: services.detected.manager, units: changesJson(outcome) });
     return EXIT.ok;
   }
   for (const { name, path, change } of outcome.changes) {

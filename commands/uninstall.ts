@@ -5,16 +5,16 @@
  * @module
  */
 
-import { type Context, existingRoot, EXIT, UsageError } from "../lib/core/cli.ts";
+import { type Context, existingRoot, EXIT } from "../lib/core/cli.ts";
 import { parseFlags } from "../lib/core/flags.ts";
 import { registeredRoots } from "../lib/state/roots.ts";
 import {
+  changesJson,
+  managerFlag,
   openServices,
-  programRunner,
   type ServiceOutcome,
   uninstallServices,
 } from "../lib/setup/service.ts";
-import type { Manager } from "../lib/setup/service_policy.ts";
 import {
   type Leftover,
   leftovers,
@@ -53,31 +53,20 @@ export async function run(ctx: Context): Promise<number> {
     manager: { type: "string" },
     json: { type: "boolean" },
   });
-  const manager = values.manager as Manager | "none" | undefined;
-  if (manager !== undefined && !["systemd", "launchd", "none"].includes(manager)) {
-    throw new UsageError(`--manager must be systemd, launchd or none, got "${manager}"`);
-  }
   const root = await existingRoot(values.root, ctx.cwd);
   const roots = [...new Set([root, ...await registeredRoots(ctx.env)])];
   const files = settingsFiles(ctx.env, roots);
   const settings = await removeFromSettings(files, { now: ctx.now() });
   const services = await uninstallServices(
-    await openServices(ctx.env, {
-      run: programRunner(ctx.env),
-      os: Deno.build.os,
-      uid: Deno.build.os === "windows" ? 0 : Deno.uid() ?? 0,
-      manager,
-    }),
+    await openServices(ctx.env, { manager: managerFlag(values.manager) }),
   );
   const left = await leftovers(ctx.env, { roots, settings: files });
   if (values.json) {
-    const units = services.changes.map(({ key, name, path, change }) => ({
-      unit: key,
-      name,
-      path,
-      ...change,
-    }));
-    ctx.out.json({ settings, services: { manager: services.detected.manager, units }, left });
+    ctx.out.json({
+      settings,
+      services: { manager: services.detected.manager, units: changesJson(services) },
+      left,
+    });
   } else {
     for (const line of render(settings, services, left)) ctx.out.line(line);
   }

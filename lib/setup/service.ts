@@ -7,8 +7,9 @@
  * @module
  */
 
-import { CliError } from "../core/cli.ts";
+import { CliError, UsageError } from "../core/cli.ts";
 import { dirName, joinPath } from "../core/path.ts";
+import { shellWord } from "../core/text.ts";
 import { ProgramMissingError, runProgram } from "../host/process.ts";
 import { binaryArgv, onPath } from "../host/self.ts";
 import { homeDir, stateDir } from "../state/layout.ts";
@@ -162,11 +163,6 @@ export async function applyActions(actions: readonly ServiceAction[], run: Runne
   }
 }
 
-/** A word for a POSIX shell, quoted when it needs to be. */
-function shellWord(word: string): string {
-  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`;
-}
-
 /** The one command that runs both in a detached tmux session, where there is no manager. */
 export function tmuxFallback(binary: readonly string[]): string {
   const [watch, daemon] = UNITS.map((u) =>
@@ -184,22 +180,34 @@ export interface Services {
   user: string | null;
 }
 
-/** Finds the manager (or takes `manager` as given) and the settings the units get. */
+/** The `--manager` flag's value, checked. Throws {@linkcode UsageError}. */
+export function managerFlag(value: string | undefined): Manager | "none" | undefined {
+  if (value === undefined || value === "systemd" || value === "launchd" || value === "none") {
+    return value;
+  }
+  throw new UsageError(`--manager must be systemd, launchd or none, got "${value}"`);
+}
+
+/**
+ * Finds the manager (or takes `manager` as given) and the settings the units get. The runner,
+ * the platform and the user id default to this machine's; tests give their own.
+ */
 export async function openServices(
   env: Readonly<Record<string, string>>,
-  { run, os, uid, manager, prefix }: {
-    run: Runner;
-    os: string;
-    uid: number;
+  { manager, prefix, run = programRunner(env), os = Deno.build.os, uid = Deno.uid() ?? 0 }: {
     manager?: Manager | "none" | undefined;
     prefix?: string;
-  },
+    run?: Runner;
+    os?: string;
+    uid?: number;
+  } = {},
 ): Promise<Services> {
   const detected: Detected = manager === undefined
     ? await detectManager(run, os)
     : manager === "none"
     ? { manager: "none", reason: "--manager none" }
     : { manager };
+  // With no manager, the settings still name where its units would be, to remove leftovers.
   const kind = detected.manager !== "none"
     ? detected.manager
     : os === "darwin"
@@ -213,6 +221,11 @@ export async function openServices(
     ...(prefix ? { prefix } : {}),
   });
   return { detected, settings, run, user: env.USER || env.LOGNAME || null };
+}
+
+/** What became of each unit, for `--json`. */
+export function changesJson({ changes }: ServiceDecision) {
+  return changes.map(({ key, name, path, change }) => ({ unit: key, name, path, ...change }));
 }
 
 /** The units now; with no manager to ask, each counts as stopped: its file is all there is. */

@@ -8,6 +8,7 @@
  */
 
 import { baseName, dirName, joinPath, relativeTo } from "../core/path.ts";
+import { shellWord } from "../core/text.ts";
 import { commandHooks, lifelineHookOf, removeHooks, settingsPath } from "../claude/settings.ts";
 import { git, repoTop } from "../host/git.ts";
 import { onPath } from "../host/self.ts";
@@ -55,10 +56,6 @@ export interface Leftover {
   what: string;
   paths: string[];
   command: string;
-}
-
-function shellWord(word: string): string {
-  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`;
 }
 
 async function existing(paths: string[]): Promise<string[]> {
