@@ -134,6 +134,16 @@ Deno.test({
           /^Nothing changed: both services are installed, enabled and running\.$/m,
         );
       });
+      await t.step("a unit stopped by hand: only started again", async () => {
+        await Deno.remove(`${place.manager.bin}/state/active-lifeline-daemon.service`);
+        await place.manager.clear();
+        const result = await service(place, "install");
+        assert.match(result.stdout, /^lifeline-daemon\.service +started: /m);
+        assert.match(result.stdout, /^lifeline-watch\.service +unchanged: /m);
+        assert.deepEqual((await place.manager.calls()).filter((c) => !/ is-/.test(c)), [
+          "systemctl --user start lifeline-daemon.service",
+        ]);
+      });
       await t.step("the binary moved: the units say where, and restart", async () => {
         const moved = await fakeLifeline(`${dir}/opt/bin`);
         const env = { ...place.env, PATH: `${place.manager.bin}:${dir}/opt/bin:/usr/bin:/bin` };

@@ -5,7 +5,7 @@
  * @module
  */
 
-import { baseName, joinPath } from "../core/path.ts";
+import { baseName, isAbsolutePath, joinPath } from "../core/path.ts";
 
 /** Finds `name` on PATH. */
 export async function onPath(name: string, path: string | undefined): Promise<string | null> {
@@ -50,7 +50,9 @@ export async function binaryArgv(
   { absolute = false }: { absolute?: boolean } = {},
 ): Promise<string[]> {
   const installed = await onPath("lifeline", env.PATH);
-  if (installed) return [absolute ? installed : "lifeline"];
+  // A relative PATH entry ("bin") names nothing a service, started elsewhere, could find.
+  if (installed && !absolute) return ["lifeline"];
+  if (installed && isAbsolutePath(installed)) return [installed];
   const exec = Deno.execPath();
   if (!/^deno(\.exe)?$/.test(baseName(exec))) return [exec];
   const main = new URL("../../main.ts", import.meta.url).pathname;
