@@ -12,6 +12,7 @@ import { binaryCommand } from "../lib/host/self.ts";
 import { mergeHooks, removeHooks, type Scope, settingsPath } from "../lib/claude/settings.ts";
 import { type ExcludeResult, keepStateOutOfGit } from "../lib/setup/git_exclude.ts";
 import { openSettings, settingsText, writeSettings } from "../lib/setup/settings_file.ts";
+import { describeError } from "../lib/state/store.ts";
 
 export const help =
   `Usage: lifeline init [--scope user|project|local | --settings PATH] [--remove] [--gitignore]
@@ -104,9 +105,11 @@ export async function run(ctx: Context): Promise<number> {
     (file.text === null && !args.remove);
   const write = changed && !args.dryRun;
   const backup = write ? await writeSettings(file, change.settings, { now: ctx.now() }) : null;
+  // The hooks are in; a git directory that cannot be written is said, not an init that failed.
   const exclude = args.remove
     ? null
-    : await keepStateOutOfGit(args.root, { gitignore: args.gitignore, dryRun: args.dryRun });
+    : await keepStateOutOfGit(args.root, { gitignore: args.gitignore, dryRun: args.dryRun })
+      .catch((error) => ({ error: describeError(error) }));
   if (args.json) {
     const { path } = args;
     ctx.out.json(
@@ -141,7 +144,11 @@ function pick({ added, updated, unchanged }: Record<"added" | "updated" | "uncha
   return { added, updated, unchanged };
 }
 
-function excludeLine({ file, changed }: ExcludeResult, dryRun: boolean): string {
+function excludeLine(exclude: ExcludeResult | { error: string }, dryRun: boolean): string {
+  if ("error" in exclude) {
+    return `Could not keep lifeline's per-session state out of git: ${exclude.error}`;
+  }
+  const { file, changed } = exclude;
   if (!changed) return `${file} already keeps lifeline's per-session state out of git.`;
   return `${dryRun ? "Would add" : "Added"} lifeline's per-session state to ${file}, ` +
     "so that `git add -A` leaves it out.";

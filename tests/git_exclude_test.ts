@@ -174,6 +174,27 @@ Deno.test({
 });
 
 Deno.test({
+  name: "an exclude file that is a link is not written through; init still adds the hooks",
+  ignore: IGNORE,
+  async fn() {
+    await withTempDir(async (dir) => {
+      const root = await plainRepo(`${dir}/project`);
+      await Deno.writeTextFile(`${dir}/elsewhere`, "keep me\n");
+      await Deno.remove(`${root}/.git/info/exclude`);
+      await Deno.symlink(`${dir}/elsewhere`, `${root}/.git/info/exclude`);
+      const result = await lifeline(dir, root, "init", "--scope", "project");
+      assert.equal(result.code, 0, result.stderr);
+      assert.match(result.stdout, /^Wrote .*\.claude\/settings\.json\.$/m);
+      assert.match(
+        result.stdout,
+        /^Could not keep lifeline's per-session state out of git: .*exclude/m,
+      );
+      assert.equal(await Deno.readTextFile(`${dir}/elsewhere`), "keep me\n");
+    });
+  },
+});
+
+Deno.test({
   name: "outside git, init writes no exclude and says nothing of one",
   ignore: IGNORE,
   async fn() {

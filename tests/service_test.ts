@@ -241,6 +241,26 @@ Deno.test({
 });
 
 Deno.test({
+  name: "a systemctl that fails stops the install with its own words and where to look",
+  ignore: IGNORE,
+  async fn() {
+    await withTempDir(async (dir) => {
+      // The manager looks in ~/.config, the units went to $XDG_CONFIG_HOME: enable cannot find them.
+      const place = await systemdPlace(dir);
+      const env = { ...place.env, XDG_CONFIG_HOME: `${dir}/elsewhere` };
+      const result = await runInProcess(["service", "install"], { cwd: dir, env });
+      assert.equal(result.code, 1);
+      assert.equal(
+        result.stderr,
+        "error: `systemctl --user enable lifeline-watch.service` failed: Failed to enable unit: " +
+          "Unit file lifeline-watch.service does not exist.\n" +
+          "hint: see `systemctl --user status lifeline-watch.service`\n",
+      );
+    });
+  },
+});
+
+Deno.test({
   name: "macOS: launchd agents in ~/Library/LaunchAgents, bootstrapped into gui/<uid>",
   ignore: IGNORE,
   async fn() {
