@@ -52,7 +52,8 @@ const HOOKS: Record<HookName, Omit<CommandEntry, "name">> = {
 export const COMMANDS: readonly CommandEntry[] = [
   {
     name: "init",
-    summary: "Add lifeline's hooks to a Claude Code settings file (idempotent, backed up); --remove",
+    summary:
+      "Add lifeline's hooks to a Claude Code settings file (idempotent, backed up); --remove",
     load: () => import("./init.ts"),
   },
   {
