@@ -17,6 +17,7 @@ import {
   handleFailure,
   handleSuccess,
 } from "../lib/harness/engine.ts";
+import { notifyHandling } from "../lib/harness/notice.ts";
 import { exitCode, handleJson, handleText } from "../lib/harness/render.ts";
 import { GLOSSARY, STRATEGIES } from "../lib/harness/wording.ts";
 
@@ -197,6 +198,7 @@ export async function run(ctx: Context): Promise<number> {
   const outcome = args.kind === "success"
     ? await handleSuccess(engine, args)
     : await handleFailure(engine, args);
+  await notifyHandling(outcome, { config: engine.config, env: ctx.env, root });
   if (args.json) ctx.out.json(handleJson(outcome, engine.rootFlag));
   else for (const line of handleText(outcome, engine.rootFlag)) ctx.out.line(line);
   return exitCode(outcome);

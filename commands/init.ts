@@ -1,25 +1,22 @@
 /**
- * `lifeline init`: merges the recommended hooks into a Claude Code settings file.
+ * `lifeline init`: merges the recommended hooks into a Claude Code settings file, and keeps
+ * lifeline's per-session state out of git; `--remove` takes the hooks out again.
  *
  * @module
  */
 
-import { CliError, type Context, existingRoot, EXIT, UsageError } from "../lib/core/cli.ts";
+import { type Context, existingRoot, EXIT, UsageError } from "../lib/core/cli.ts";
 import { parseFlags } from "../lib/core/flags.ts";
+import { absolutePath } from "../lib/core/path.ts";
 import { binaryCommand } from "../lib/host/self.ts";
-import { absolutePath, dirName } from "../lib/core/path.ts";
-import {
-  mergeHooks,
-  misshapenEvents,
-  readSettings,
-  type Scope,
-  settingsPath,
-  settingsTarget,
-} from "../lib/claude/settings.ts";
-import { writeFileAtomic, writeNewFile } from "../lib/state/store.ts";
+import { mergeHooks, removeHooks, type Scope, settingsPath } from "../lib/claude/settings.ts";
+import { type ExcludeResult, keepStateOutOfGit } from "../lib/setup/git_exclude.ts";
+import { openSettings, settingsText, writeSettings } from "../lib/setup/settings_file.ts";
+import { describeError } from "../lib/state/store.ts";
 
 export const help =
-  `Usage: lifeline init [--scope user|project|local | --settings PATH] [--dry-run] [--root DIR] [--json]
+  `Usage: lifeline init [--scope user|project|local | --settings PATH] [--remove] [--gitignore]
+                     [--dry-run] [--root DIR] [--json]
 
 Adds lifeline's hooks to a Claude Code settings file:
 
@@ -38,36 +35,39 @@ valid JSON, or whose hooks have a shape lifeline does not know, is left alone, w
 
 The hooks call \`lifeline\` when it is on PATH, or else this binary by its absolute path.
 
+In a git repository it also adds lifeline's per-session state (sessions/*/heartbeat,
+session.json, outbox.jsonl, lock files, logs/error-recovery.log, .lifeline/ but its
+config.json, …) to .git/info/exclude, as one marked block, so that \`git add -A\` never commits
+it; a tracked .gitignore only with --gitignore.
+
 Options:
   --scope S        user (~/.claude/settings.json, or $CLAUDE_CONFIG_DIR; the default),
                    project (.claude/settings.json), local (.claude/settings.local.json)
   --settings PATH  this settings file instead
+  --remove         take lifeline's hooks out of the file, and nothing else (backed up too)
+  --gitignore      write the block to the root's .gitignore instead of .git/info/exclude
   --dry-run        print what would change and the result; write nothing
-  --root DIR       the project, for --scope project|local (default: .)
-  --json           print {"path", "added", "updated", "unchanged", "backup", "written"}
+  --root DIR       the project, for --scope project|local and git (default: .)
+  --json           print {"path", "added", "updated", "unchanged", "backup", "written",
+                   "exclude"} ({"path", "removed", "backup", "written"} with --remove)
   -h, --help`;
 
-function stamp(now: number): string {
-  return new Date(now).toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");
+/** A parsed invocation. */
+interface InitArgs {
+  path: string;
+  root: string;
+  remove: boolean;
+  gitignore: boolean;
+  dryRun: boolean;
+  json: boolean;
 }
 
-/** Copies the settings to `<path>.bak-<stamp>` (`-2`, `-3`, … when that name is taken). */
-async function saveBackup(path: string, text: string, at: string, mode: number): Promise<string> {
-  for (let n = 1;; n++) {
-    const backup = `${path}.bak-${at}${n === 1 ? "" : `-${n}`}`;
-    try {
-      await writeNewFile(backup, text, { root: dirName(path), mode });
-      return backup;
-    } catch (error) {
-      if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
-    }
-  }
-}
-
-export async function run(ctx: Context): Promise<number> {
+async function parse(ctx: Context): Promise<InitArgs> {
   const { values } = parseFlags(ctx.args, {
     scope: { type: "string" },
     settings: { type: "string" },
+    remove: { type: "boolean" },
+    gitignore: { type: "boolean" },
     "dry-run": { type: "boolean" },
     root: { type: "string" },
     json: { type: "boolean" },
@@ -75,86 +75,81 @@ export async function run(ctx: Context): Promise<number> {
   if (values.scope !== undefined && values.settings !== undefined) {
     throw new UsageError("use --scope or --settings, not both");
   }
+  if (values.remove && values.gitignore) {
+    throw new UsageError("--gitignore adds patterns; it has no use with --remove");
+  }
   const scope = (values.scope ?? "user") as Scope;
   if (!["user", "project", "local"].includes(scope)) {
     throw new UsageError(`--scope must be user, project or local, got "${values.scope}"`);
   }
   const root = await existingRoot(values.root, ctx.cwd);
-  const path = values.settings !== undefined
-    ? absolutePath(values.settings, ctx.cwd)
-    : settingsPath(scope, ctx.env, root);
-  const read = await readSettings(path);
-  if (read.kind === "invalid") {
-    throw new CliError(
-      `${path} is not valid JSON at line ${read.line}, column ${read.column} (${read.reason}); left it unchanged`,
-      "fix that line (a trailing comma is the usual cause), then run lifeline init again",
+  return {
+    path: values.settings !== undefined
+      ? absolutePath(values.settings, ctx.cwd)
+      : settingsPath(scope, ctx.env, root),
+    root,
+    remove: values.remove === true,
+    gitignore: values.gitignore === true,
+    dryRun: values["dry-run"] === true,
+    json: values.json === true,
+  };
+}
+
+export async function run(ctx: Context): Promise<number> {
+  const args = await parse(ctx);
+  const file = await openSettings(args.path, { merge: !args.remove });
+  const change = args.remove
+    ? { ...removeHooks(file.value), added: [], updated: [], unchanged: [] }
+    : { ...mergeHooks(file.value, await binaryCommand(ctx.env)), removed: [] };
+  const changed = change.added.length + change.updated.length + change.removed.length > 0 ||
+    (file.text === null && !args.remove);
+  const write = changed && !args.dryRun;
+  const backup = write ? await writeSettings(file, change.settings, { now: ctx.now() }) : null;
+  // The hooks are in; a git directory that cannot be written is said, not an init that failed.
+  const exclude = args.remove
+    ? null
+    : await keepStateOutOfGit(args.root, { gitignore: args.gitignore, dryRun: args.dryRun })
+      .catch((error) => ({ error: describeError(error) }));
+  if (args.json) {
+    const { path } = args;
+    ctx.out.json(
+      args.remove
+        ? { path, removed: change.removed, backup, written: write }
+        : { path, ...pick(change), backup, written: write, exclude },
     );
-  }
-  if (read.kind === "not an object") {
-    throw new CliError(
-      `${path} holds ${read.found}, not a JSON object; left it unchanged`,
-      'a settings file is one JSON object, e.g. {"hooks": {}}; fix it, then run lifeline init again',
-    );
-  }
-  const current = read.kind === "ok" ? read.value : {};
-  if (
-    current.hooks !== undefined &&
-    (typeof current.hooks !== "object" || Array.isArray(current.hooks))
-  ) {
-    throw new CliError(
-      `${path}: "hooks" is not an object; left the file unchanged`,
-      "fix it by hand first",
-    );
-  }
-  const misshapen = misshapenEvents(current);
-  if (misshapen.length > 0) {
-    throw new CliError(
-      `${path}: ${misshapen.map((event) => `"hooks.${event}"`).join(", ")} ${
-        misshapen.length === 1 ? "is" : "are"
-      } not a list of matcher groups; left the file unchanged`,
-      `write it as a list, e.g. "${misshapen[0]}": [{"matcher": "*", "hooks": [...]}], ` +
-        "then run lifeline init again",
-    );
-  }
-  const merged = mergeHooks(current, await binaryCommand(ctx.env));
-  const changed = merged.added.length > 0 || merged.updated.length > 0 || read.kind === "missing";
-  const text = JSON.stringify(merged.settings, null, 2) + "\n";
-  let backup: string | null = null;
-  let written = false;
-  if (!values["dry-run"] && changed) {
-    // A link (settings kept in a dotfiles repository) is written where it leads, and an existing
-    // file keeps its permissions, its backup too: settings may hold tokens.
-    const target = await settingsTarget(path);
-    let mode: number | undefined;
-    if (read.kind === "ok") {
-      mode = ((await Deno.stat(target)).mode ?? 0o644) & 0o7777;
-      backup = await saveBackup(path, read.text, stamp(ctx.now()), mode);
-    } else {
-      await Deno.mkdir(dirName(target), { recursive: true });
-    }
-    await writeFileAtomic(target, text, { root: dirName(target), mode });
-    written = true;
-  }
-  if (values.json) {
-    ctx.out.json({
-      path,
-      added: merged.added,
-      updated: merged.updated,
-      unchanged: merged.unchanged,
-      backup,
-      written,
-    });
     return EXIT.ok;
   }
-  for (const label of merged.added) ctx.out.line(`+ ${label}`);
-  for (const label of merged.updated) ctx.out.line(`~ ${label}`);
-  if (values["dry-run"]) {
-    ctx.out.line(changed ? `Would write ${path}:` : `${path} is up to date; nothing would change.`);
-    if (changed) ctx.out.line(text.trimEnd());
-  } else if (written) {
-    ctx.out.line(`Wrote ${path}${backup ? ` (backup: ${backup})` : ""}.`);
+  for (const label of change.added) ctx.out.line(`+ ${label}`);
+  for (const label of change.updated) ctx.out.line(`~ ${label}`);
+  for (const label of change.removed) ctx.out.line(`- ${label}`);
+  if (args.dryRun) {
+    ctx.out.line(
+      changed ? `Would write ${args.path}:` : `${args.path} is up to date; nothing would change.`,
+    );
+    if (changed) ctx.out.line(settingsText(change.settings).trimEnd());
+  } else if (write) {
+    ctx.out.line(`Wrote ${args.path}${backup ? ` (backup: ${backup})` : ""}.`);
   } else {
-    ctx.out.line(`${path} already has lifeline's hooks; nothing changed.`);
+    ctx.out.line(
+      args.remove
+        ? `${args.path} has no lifeline hooks; nothing changed.`
+        : `${args.path} already has lifeline's hooks; nothing changed.`,
+    );
   }
+  if (exclude) ctx.out.line(excludeLine(exclude, args.dryRun));
   return EXIT.ok;
+}
+
+function pick({ added, updated, unchanged }: Record<"added" | "updated" | "unchanged", string[]>) {
+  return { added, updated, unchanged };
+}
+
+function excludeLine(exclude: ExcludeResult | { error: string }, dryRun: boolean): string {
+  if ("error" in exclude) {
+    return `Could not keep lifeline's per-session state out of git: ${exclude.error}`;
+  }
+  const { file, changed } = exclude;
+  if (!changed) return `${file} already keeps lifeline's per-session state out of git.`;
+  return `${dryRun ? "Would add" : "Added"} lifeline's per-session state to ${file}, ` +
+    "so that `git add -A` leaves it out.";
 }

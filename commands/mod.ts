@@ -52,12 +52,13 @@ const HOOKS: Record<HookName, Omit<CommandEntry, "name">> = {
 export const COMMANDS: readonly CommandEntry[] = [
   {
     name: "init",
-    summary: "Add lifeline's hooks to a Claude Code settings file (idempotent, backed up)",
+    summary:
+      "Add lifeline's hooks to a Claude Code settings file (idempotent, backed up); --remove",
     load: () => import("./init.ts"),
   },
   {
     name: "doctor",
-    summary: "Check the setup: settings, hooks, matchers, binary, tmux, state, watchers",
+    summary: "Check the setup: settings, hooks, matchers, binary, tmux, state, git, watchers",
     load: () => import("./doctor.ts"),
   },
   {
@@ -86,6 +87,21 @@ export const COMMANDS: readonly CommandEntry[] = [
     name: "daemon stale",
     summary: "Find silently dead sessions and rescue their findings into a handoff",
     load: () => import("./daemon_stale.ts"),
+  },
+  {
+    name: "service install",
+    summary: "Run the watcher and the daemon as services (systemd user units, launchd agents)",
+    load: async () => (await import("./service.ts")).install,
+  },
+  {
+    name: "service uninstall",
+    summary: "Stop and remove the services `service install` wrote",
+    load: async () => (await import("./service.ts")).uninstall,
+  },
+  {
+    name: "service status",
+    summary: "Show whether the services are installed, up to date and running",
+    load: async () => (await import("./service.ts")).status,
   },
   {
     name: "fail init",
@@ -121,6 +137,11 @@ export const COMMANDS: readonly CommandEntry[] = [
     name: "selfheal",
     summary: "Turn the self-heal reminder on or off (the kill switch), or show its state",
     load: () => import("./selfheal.ts"),
+  },
+  {
+    name: "uninstall",
+    summary: "Take lifeline out: its hooks, its services; lists the state it leaves",
+    load: () => import("./uninstall.ts"),
   },
   {
     name: "forget",

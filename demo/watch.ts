@@ -1,7 +1,7 @@
 /**
  * Demo: the tmux watcher on a private tmux server. One pane hits a limit that resets in ~10 s and
  * is resumed; in another, a destructive prompt appears the moment the text arrives, and it gets
- * no Enter.
+ * no Enter, and the user's notify.command hears of it.
  *
  * @module
  */
@@ -16,9 +16,25 @@ import { expect, heading, say, show, step } from "./narrate.ts";
 export async function demoWatch({ project, home }: DemoPlace, scratch: string): Promise<void> {
   heading("watch tmux: resume after the real reset, never into a prompt");
   await Deno.mkdir(`${project}/.lifeline`, { recursive: true });
+  // The user's notify.command: a stand-in for notify-send that writes what it is told to a file.
+  const notified = `${scratch}/notified.txt`;
+  const notifyCommand = [
+    "sh",
+    "-c",
+    `printf '%s %s: %s\\n' "$LIFELINE_EVENT" "$LIFELINE_PANE" "$1" >> ${notified}`,
+    "notify",
+  ];
   await Deno.writeTextFile(
     `${project}/.lifeline/config.json`,
-    JSON.stringify({ watch: { resumeMarginSeconds: 1, staggerSeconds: 0, verifyDelaySeconds: 2 } }),
+    JSON.stringify({
+      watch: { resumeMarginSeconds: 1, staggerSeconds: 0, verifyDelaySeconds: 2 },
+    }),
+  );
+  // What lifeline runs is the user's to choose: notify.command lives in the user's config only.
+  await Deno.mkdir(`${home}/.config/lifeline`, { recursive: true });
+  await Deno.writeTextFile(
+    `${home}/.config/lifeline/config.json`,
+    JSON.stringify({ notify: { command: notifyCommand, tmux: false } }),
   );
   await withTmux(scratch, async (tmux) => {
     const reset = Math.floor(Date.now() / 1000) + 10;
@@ -72,5 +88,12 @@ export async function demoWatch({ project, home }: DemoPlace, scratch: string): 
     say(`  The second agent received: ${typedSecond.join(", ")}, and no Enter`);
     expect(typedFirst.join() === '"continue","\\r"', "the first pane is resumed once");
     expect(typedSecond.join() === '"continue"', "the prompt never gets an Enter");
+    step(`notify.command (["sh", "-c", "printf … >> notified.txt"]) was told:`);
+    const told = await Deno.readTextFile(notified).catch(() => "");
+    show(told);
+    expect(
+      told.split("\n").filter(Boolean).length === 1 && told.includes(second.id),
+      "the refusal reaches the user's notify.command, once",
+    );
   });
 }

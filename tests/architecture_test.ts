@@ -13,8 +13,10 @@ const LAYERS: Record<string, number> = {
   "lib/advice": 5,
   "lib/watch": 5,
   "lib/harness": 5,
-  "commands": 6,
-  ".": 7,
+  /** Putting lifeline into a machine and taking it out: settings, services, excludes, doctor. */
+  "lib/setup": 6,
+  "commands": 7,
+  ".": 8,
 };
 
 async function sources(dir: string): Promise<string[]> {

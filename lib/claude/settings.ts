@@ -237,6 +237,41 @@ export function mergeHooks(settings: Record<string, unknown>, binary: string): M
   return { settings: result, added, updated, unchanged };
 }
 
+/** What a removal took out: the settings without lifeline's hooks, and a label per hook. */
+export interface RemoveResult {
+  settings: Record<string, unknown>;
+  removed: string[];
+}
+
+/**
+ * Takes lifeline's hooks out of `settings`, and nothing else: a matcher group, an event, or the
+ * `hooks` object is dropped only when removing lifeline's entries emptied it (an empty one the
+ * user wrote stays). The inverse of {@linkcode mergeHooks}.
+ */
+export function removeHooks(settings: Record<string, unknown>): RemoveResult {
+  const result = structuredClone(settings);
+  const removed: string[] = [];
+  const hooks = result.hooks as Record<string, unknown>;
+  for (const [event, list] of eventLists(result)) {
+    if (!Array.isArray(list)) continue;
+    const kept = list.filter((group) => {
+      const [g] = matcherGroups([group]);
+      if (!g) return true;
+      const before = g.hooks.length;
+      g.hooks = g.hooks.filter((h) => {
+        const hook = isCommand(h) ? lifelineHookOf(h.command) : null;
+        if (hook !== null) removed.push(`${event}: lifeline hook ${hook}`);
+        return hook === null;
+      });
+      return g.hooks.length > 0 || g.hooks.length === before;
+    });
+    if (kept.length > 0 || list.length === 0) hooks[event] = kept;
+    else delete hooks[event];
+  }
+  if (removed.length > 0 && hooks && Object.keys(hooks).length === 0) delete result.hooks;
+  return { settings: result, removed };
+}
+
 /** Each event's list of matcher groups, as found (not yet checked). */
 function eventLists(settings: Record<string, unknown>): [string, unknown][] {
   const hooks = settings.hooks;
@@ -251,9 +286,13 @@ function matcherGroups(list: unknown): MatcherGroup[] {
   );
 }
 
+function isCommand(hook: CommandHook | null | undefined): hook is CommandHook {
+  return hook?.type === "command" && typeof hook.command === "string";
+}
+
 /** A group's command hooks (the objects themselves). */
 function commandsOf(group: MatcherGroup): CommandHook[] {
-  return group.hooks.filter((h) => h?.type === "command" && typeof h.command === "string");
+  return group.hooks.filter(isCommand);
 }
 
 /** Every command hook in a settings object, with where it is. */

@@ -25,3 +25,8 @@ export function uniqueSuffix(): string {
 export function jitterFraction(): number {
   return crypto.getRandomValues(new Uint32Array(1))[0]! / 2 ** 32;
 }
+
+/** A word for a POSIX shell: as it is when it needs no quoting, else in single quotes. */
+export function shellWord(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`;
+}

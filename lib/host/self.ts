@@ -5,7 +5,7 @@
  * @module
  */
 
-import { baseName, joinPath } from "../core/path.ts";
+import { baseName, isAbsolutePath, joinPath } from "../core/path.ts";
 
 /** Finds `name` on PATH. */
 export async function onPath(name: string, path: string | undefined): Promise<string | null> {
@@ -41,13 +41,25 @@ function quote(word: string): string {
 export const SOURCE_RUN_FLAGS = ["--allow-all", "--v8-flags=--max-semi-space-size=2"];
 
 /**
- * How hooks should call lifeline: `lifeline` when that is on PATH; else this binary's absolute
- * path; when running from source (`deno run`), the full `deno run … main.ts` command line.
+ * How to run lifeline, as an argv: `lifeline` when that is on PATH (its path there, with
+ * `absolute`); else this binary's absolute path; when running from source (`deno run`), the
+ * absolute deno, {@linkcode SOURCE_RUN_FLAGS} and `main.ts`.
  */
-export async function binaryCommand(env: Readonly<Record<string, string>>): Promise<string> {
-  if (await onPath("lifeline", env.PATH)) return "lifeline";
+export async function binaryArgv(
+  env: Readonly<Record<string, string>>,
+  { absolute = false }: { absolute?: boolean } = {},
+): Promise<string[]> {
+  const installed = await onPath("lifeline", env.PATH);
+  // A relative PATH entry ("bin") names nothing a service, started elsewhere, could find.
+  if (installed && !absolute) return ["lifeline"];
+  if (installed && isAbsolutePath(installed)) return [installed];
   const exec = Deno.execPath();
-  if (!/^deno(\.exe)?$/.test(baseName(exec))) return quote(exec);
+  if (!/^deno(\.exe)?$/.test(baseName(exec))) return [exec];
   const main = new URL("../../main.ts", import.meta.url).pathname;
-  return [exec, "run", "--quiet", ...SOURCE_RUN_FLAGS, main].map(quote).join(" ");
+  return [exec, "run", "--quiet", ...SOURCE_RUN_FLAGS, main];
+}
+
+/** How hooks should call lifeline: {@linkcode binaryArgv} as one command line. */
+export async function binaryCommand(env: Readonly<Record<string, string>>): Promise<string> {
+  return (await binaryArgv(env)).map(quote).join(" ");
 }
