@@ -9,28 +9,13 @@
 
 import { CliError, type Context, existingRoot, EXIT, UsageError } from "../lib/core/cli.ts";
 import { integerFlag, parseFlags } from "../lib/core/flags.ts";
-import { sleep } from "../lib/core/sleep.ts";
-import { notify } from "../lib/host/notify.ts";
 import { ProgramMissingError, runProgram } from "../lib/host/process.ts";
-import { processKey } from "../lib/host/proc.ts";
 import { expectedSocketPath, serverIdentity, type TmuxServer } from "../lib/host/tmux.ts";
-import { type Config, loadConfig } from "../lib/state/config.ts";
+import { loadConfig } from "../lib/state/config.ts";
 import { appendEvent, eventLogPath } from "../lib/state/event_log.ts";
-import { logToOwnLog, ownStateRoot } from "../lib/state/own_log.ts";
-import { logRecovery } from "../lib/state/recovery_log.ts";
-import { registeredRoots } from "../lib/state/roots.ts";
-import { appendJsonLine, pathExists, readState } from "../lib/state/store.ts";
-import {
-  type PaneEvent,
-  ServerDownError,
-  tmuxClient,
-  type WatchDeps,
-  type WatchSettings,
-} from "../lib/watch/engine.ts";
-import { explainPane } from "../lib/watch/explain.ts";
-import { Fleet, unregisteredLog } from "../lib/watch/fleet.ts";
-import { registeredPanes } from "../lib/watch/records.ts";
-import { watchFiles, watchStateCodec } from "../lib/watch/state.ts";
+import { ownStateRoot } from "../lib/state/own_log.ts";
+import type { PaneEvent } from "../lib/watch/engine.ts";
+import { explainTmuxPane, type WatchOutput, watchSettings, watchTmux } from "../lib/watch/run.ts";
 
 export const help =
   `Usage: lifeline watch tmux [--socket NAME | --socket-path PATH] [--target SESSION|%PANE]
@@ -146,7 +131,11 @@ async function requireTmux(): Promise<void> {
 }
 
 /** Renders what the watcher says, and keeps it in lifeline's own watch log. */
-function renderer(ctx: Context, json: boolean, log: { path: string; root: string }) {
+function renderer(
+  ctx: Context,
+  json: boolean,
+  log: { path: string; root: string },
+): WatchOutput {
   let pending = Promise.resolve();
   const keep = (record: Record<string, unknown> & { ts: string }) => {
     pending = pending.then(() => appendEvent(log.path, record, { root: log.root })).catch(() => {});
@@ -171,75 +160,12 @@ function renderer(ctx: Context, json: boolean, log: { path: string; root: string
   };
 }
 
-/** The watcher's settings, from the config. */
-function watchSettings(config: Config, args: WatchArgs, localZone: string): WatchSettings {
-  const w = config.watch;
-  return {
-    agentCommands: w.agentCommands,
-    resumeText: w.resumeText,
-    keyDelayMs: w.keyDelayMs,
-    verifyDelayMs: w.verifyDelaySeconds * 1000,
-    staggerMs: w.staggerSeconds * 1000,
-    dryRun: args.dryRun || args.explain !== undefined,
-    ...(args.target !== undefined ? { target: args.target } : {}),
-    policy: {
-      resumeMarginSeconds: w.resumeMarginSeconds,
-      nativeMarginSeconds: w.nativeMarginSeconds,
-      transientBackoffSeconds: w.transientBackoffSeconds,
-      maxAttempts: w.maxAttempts,
-      foregroundRetries: config.retry.foregroundMax,
-      localZone,
-    },
-  };
-}
-
-/** The sockets of the tmux servers registered sessions name (that still exist). */
-async function registeredSockets(roots: readonly string[]): Promise<string[]> {
-  const sockets = new Set<string>();
-  for (const { record } of await registeredPanes(roots)) {
-    if (record.tmux_socket) sockets.add(record.tmux_socket);
-  }
-  const alive = [];
-  for (const socket of sockets) if (await pathExists(socket)) alive.push(socket);
-  return alive.sort();
-}
-
 export async function run(ctx: Context): Promise<number> {
   const args = parse(ctx.args);
   await requireTmux();
   const root = await existingRoot(args.root, ctx.cwd);
   const config = await loadConfig(ctx.env, root);
   const ownRoot = await ownStateRoot(ctx.env);
-  const settings = watchSettings(config, args, ctx.timeZone);
-  const out = renderer(ctx, args.json, { path: eventLogPath(ctx.env, "watch"), root: ownRoot });
-  const roots = async () => [...new Set([root, ...await registeredRoots(ctx.env)])];
-  const ownLog = unregisteredLog(ownRoot);
-  const watcherDeps = (server: TmuxServer): WatchDeps => ({
-    tmux: tmuxClient(server),
-    now: ctx.now,
-    sleep: (ms: number) => sleep(ms, ctx.signal),
-    random: ctx.random,
-    emit: out.pane,
-    sessions: async () => registeredPanes(await roots()),
-    log: (entry, at) =>
-      at === null ? appendJsonLine(ownLog, entry, { root: ownRoot }) : logRecovery(at, entry),
-    processKey,
-    notify: async (notice) => {
-      const failures = await notify({
-        event: notice.event,
-        message: notice.message,
-        pane: { id: notice.pane, server },
-        ...(notice.session ? { session: notice.session } : {}),
-      }, config.notify);
-      for (const failure of failures) {
-        await logToOwnLog(ctx.env, {
-          command: "watch tmux",
-          message: `could not notify: ${failure}`,
-        });
-      }
-    },
-  });
-  const named = "socketName" in args.server || "socketPath" in args.server;
   const server = await serverIdentity(args.server);
   // The path this watcher connects through, not the one the server reports: a socket that was
   // renamed or moved still reports its first path, which another server may use by now.
@@ -254,77 +180,36 @@ export async function run(ctx: Context): Promise<number> {
       "start the agents' tmux server first, or name it with --socket NAME or --socket-path PATH",
     );
   }
+  const out = renderer(ctx, args.json, { path: eventLogPath(ctx.env, "watch"), root: ownRoot });
+  const job = {
+    env: ctx.env,
+    pid: ctx.pid,
+    now: ctx.now,
+    random: ctx.random,
+    signal: ctx.signal,
+    ownRoot,
+    root,
+    config,
+    settings: watchSettings(config, {
+      dryRun: args.dryRun || args.explain !== undefined,
+      ...(args.target !== undefined ? { target: args.target } : {}),
+      localZone: ctx.timeZone,
+    }),
+    server: args.server,
+    socket,
+    named: "socketName" in args.server || "socketPath" in args.server,
+    out,
+  };
   if (args.explain) {
-    const files = await watchFiles(ctx.env, socket);
-    const saved = await readState(files.state, watchStateCodec, { root: ownRoot });
-    const known = saved.kind === "ok" && saved.value.server.pid === server?.pid
-      ? saved.value.panes
-      : {};
-    const explained = await explainPane(watcherDeps(args.server), settings, known, args.explain);
+    const explained = await explainTmuxPane(job, server?.pid ?? null, args.explain);
     if (args.json) ctx.out.json(explained);
     else for (const line of explained.text) ctx.out.line(line);
     return EXIT.ok;
   }
-  const fleet = new Fleet({
-    env: ctx.env,
-    pid: ctx.pid,
-    now: ctx.now,
-    ownRoot,
-    watcherDeps,
-    say: out.say,
-  }, settings);
-  const intervalMs = (args.intervalSeconds ?? config.watch.intervalSeconds) * 1000;
-  try {
-    const first = await fleet.add(args.server, socket);
-    if ("heldBy" in first) {
-      throw new CliError(
-        `already running on this tmux server (pid ${first.heldBy ?? "unknown"})`,
-        `one watcher per tmux server; its lock is ${(await watchFiles(ctx.env, socket)).lock}`,
-      );
-    }
-    const stateFile = settings.dryRun ? null : first.files.state;
-    out.say(
-      "start",
-      `watching tmux server ${socket}${first.pid ? ` (pid ${first.pid})` : " (not running yet)"}` +
-        ` every ${intervalMs / 1000} s; state ${
-          stateFile ?? "- (dry run: nothing typed, none written)"
-        }` +
-        `; log ${
-          eventLogPath(ctx.env, "watch")
-        }; recovery log: each session's project, or ${ownLog}` +
-        (named ? "" : "; also every tmux server a registered session names"),
-      { socket, server_pid: first.pid, interval_s: intervalMs / 1000, state_file: stateFile },
-    );
-    while (!ctx.signal.aborted) {
-      if (!named) {
-        for (const found of await registeredSockets(await roots())) {
-          await fleet.discovered({ socketPath: found }, found);
-        }
-      }
-      try {
-        await fleet.scan({ once: args.once });
-      } catch (error) {
-        if (error instanceof ServerDownError) {
-          throw new CliError(`no tmux server runs on ${socket}`);
-        }
-        throw error;
-      }
-      await out.flush();
-      if (args.once) {
-        const records = [...fleet.served.values()].reduce((n, s) => n + s.watcher.records.size, 0);
-        if (args.target && records === 0) {
-          throw new CliError(
-            `no agent pane matches --target ${args.target} on ${socket}`,
-            "list the panes with: tmux list-panes -a",
-          );
-        }
-        break;
-      }
-      await sleep(fleet.nextWaitMs(intervalMs), ctx.signal);
-    }
-  } finally {
-    await fleet.close();
-  }
+  await watchTmux(job, {
+    once: args.once,
+    intervalMs: (args.intervalSeconds ?? config.watch.intervalSeconds) * 1000,
+  });
   if (ctx.signal.aborted) out.say("stopped", "stopped");
   await out.flush();
   return EXIT.ok;
