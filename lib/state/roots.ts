@@ -46,6 +46,7 @@ export async function registerRoot(
     if (!(error instanceof Deno.errors.NotFound)) throw error;
   }
   const entry: RootEntry = { root, first_seen: new Date(now).toISOString() };
+  await Deno.mkdir(stateDir(env), { recursive: true }); // the first project a user has
   await writeFileAtomic(path, JSON.stringify(entry) + "\n", { root: stateDir(env) });
   return true;
 }
