@@ -21,15 +21,9 @@ import {
   matchers,
   readSettings,
 } from "../lib/claude/settings.ts";
-import {
-  describeError,
-  listNames,
-  numberCodec,
-  openStateFile,
-  readState,
-  readStateText,
-} from "../lib/state/store.ts";
+import { describeError, readStateText } from "../lib/state/store.ts";
 import { onPath } from "../lib/host/self.ts";
+import { runningInstances } from "../lib/state/instances.ts";
 import { harnessChecks } from "../lib/harness/housekeeping.ts";
 
 export const help = `Usage: lifeline doctor [--root DIR] [--json]
@@ -187,28 +181,6 @@ async function writable(dir: string): Promise<string | null> {
   }
 }
 
-async function lockHolders(
-  root: string,
-  dir: string,
-): Promise<{ name: string; pid: number | null }[]> {
-  const held: { name: string; pid: number | null }[] = [];
-  for (const name of (await listNames(dir)).filter((n) => n.endsWith(".lock"))) {
-    const file = await openStateFile(joinPath(dir, name), { root });
-    try {
-      if (await file.tryLock(true)) {
-        await file.unlock();
-      } else {
-        const base = name.slice(0, -".lock".length);
-        const pid = await readState(joinPath(dir, `${base}.pid`), numberCodec, { root });
-        held.push({ name: base, pid: pid.kind === "ok" ? pid.value : null });
-      }
-    } finally {
-      file.close();
-    }
-  }
-  return held;
-}
-
 async function walkFiles(
   dir: string,
   depth: number,
@@ -305,9 +277,7 @@ export async function runChecks(ctx: Context, root: string): Promise<Check[]> {
       },
   );
 
-  const ownRoot = stateDir(ctx.env);
-  const watchers = await lockHolders(ownRoot, joinPath(ownRoot, "watch"));
-  const daemons = await lockHolders(ownRoot, joinPath(ownRoot, "daemon"));
+  const { watchers, daemons } = await runningInstances(ctx.env);
   checks.push(
     watchers.length > 0
       ? {

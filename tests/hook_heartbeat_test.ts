@@ -130,7 +130,7 @@ Deno.test("on SessionEnd the session is ended (and marked finished); its next to
       ["daemon", "stale", "--once", "--json", "--root", `${dir}/project`],
       { env: { HOME: `${dir}/home` } },
     );
-    const line = JSON.parse(tick.stdout.trim());
+    const line = JSON.parse(tick.stdout.trim().split("\n").at(-1)!); // after the start line
     assert.deepEqual([line.state, line.action], ["ended", "none"]);
 
     await heartbeat(dir, input); // resumed
@@ -230,7 +230,8 @@ Deno.test("a SessionEnd records why the session ended, even when its registry is
     // Another heartbeat holds session.json: this one skips the registry, but not the reason.
     const ended = await withLock(
       `${sessionDir}/session.json`,
-      () => heartbeat(dir, { ...input, hook_event_name: "SessionEnd", reason: "prompt_input_exit" }),
+      () =>
+        heartbeat(dir, { ...input, hook_event_name: "SessionEnd", reason: "prompt_input_exit" }),
       { root: project, waitMs: 1000 },
     );
     assert.equal(ended.code, 0);
