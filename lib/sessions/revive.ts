@@ -8,7 +8,6 @@
  * @module
  */
 
-import { joinPath } from "../core/path.ts";
 import {
   allSettingsPaths,
   commandHooks,
@@ -81,8 +80,10 @@ async function tmuxSession(
   const server = { socketPath: record.tmux_socket! };
   const identity = await serverIdentity(server);
   if (!identity) return { problem: `its tmux server (${record.tmux_socket}) is gone` };
-  const samePid = record.tmux_server_pid == null || record.tmux_server_pid === identity.pid;
-  if (!samePid) return { problem: "its tmux server was restarted since" };
+  // Recorded by an earlier version (no pid): the pane alone, if it is still there, says where.
+  if ((record.tmux_server_pid ?? identity.pid) !== identity.pid) {
+    return { problem: "its tmux server was restarted since" };
+  }
   const known = panes.get(record.tmux_socket!);
   const target = known !== "unknown" && known?.has(record.tmux_pane!)
     ? record.tmux_pane!
@@ -164,9 +165,4 @@ export async function reviveSession(
   if (!action) return null;
   if (action.kind === "skip") return { kind: "skipped", reason: action.reason };
   return await openWindow(root, id, record!, context);
-}
-
-/** The revive marker's path, for messages. */
-export function revivedMarker(id: string): string {
-  return joinPath("sessions", id, "revived.json");
 }
