@@ -161,13 +161,13 @@ export async function run(ctx: Context): Promise<number> {
   const log = eventSink(logPath, { root: ownRoot });
   const out = renderer(ctx, args.json, log);
   const daemon = new StaleDaemon({ ...ctx, report: out.report, say: out.say }, args);
-  const roots = () =>
-    daemonRoots(ctx.env, {
-      explicit,
-      here,
-      dropped: (root) =>
-        out.say("root_dropped", `${root} no longer exists; dropped it from the registry`, { root }),
-    });
+  const dropped: string[] = [];
+  const roots = () => daemonRoots(ctx.env, { explicit, here, dropped: (r) => dropped.push(r) });
+  const sayDropped = () => {
+    for (const root of dropped.splice(0)) {
+      out.say("root_dropped", `${root} no longer exists; dropped it from the registry`, { root });
+    }
+  };
   try {
     const config = await loadConfig(ctx.env, explicit[0]);
     const intervalSeconds = args.intervalSeconds ?? config.stale.intervalSeconds;
@@ -179,6 +179,7 @@ export async function run(ctx: Context): Promise<number> {
       { roots: current, interval_s: intervalSeconds, revive: args.revive, log: logPath },
     );
     while (!ctx.signal.aborted) {
+      sayDropped();
       await daemon.tick(current);
       await log.flush();
       if (args.once) break;
