@@ -99,6 +99,23 @@ async function tmuxSession(
   }
 }
 
+/**
+ * The PATH the tmux session gives its programs (its own, else the server's global one): the one
+ * the agent was started with. tmux would give a new window the PATH of whoever asks for it, the
+ * daemon's, which under a service manager is a bare one without `~/.local/bin`.
+ */
+async function sessionPath(server: TmuxServer, session: string): Promise<string | null> {
+  for (const scope of [["-t", session], ["-g"]]) {
+    try {
+      const line = (await tmux(server, ["show-environment", ...scope, "PATH"])).trim();
+      if (line.startsWith("PATH=")) return line.slice("PATH=".length);
+    } catch (error) {
+      if (!(error instanceof TmuxError)) throw error; // "unknown variable": try the next
+    }
+  }
+  return null;
+}
+
 /** Claims the revive, opens the window, and records where. */
 async function openWindow(
   root: string,
@@ -123,11 +140,13 @@ async function openWindow(
     }
     throw error;
   }
+  const path = await sessionPath(where.server, where.session);
   let opened: string;
   try {
     opened = await tmux(where.server, [
       ...["new-window", "-d", "-P", "-F", "#{window_id} #{pane_id}"],
-      ...["-t", `${where.session}:`, "-c", cwd, "--", ...command],
+      ...["-t", `${where.session}:`, "-c", cwd, "--"],
+      ...(path === null ? command : ["env", `PATH=${path}`, ...command]),
     ]);
   } catch (error) {
     // Claimed and failed: not tried again (at most once), and said why.
