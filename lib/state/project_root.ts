@@ -66,10 +66,16 @@ const FOUND_BY: Record<Exclude<RootSource, "flag" | "cwd">, string> = {
 };
 
 /**
- * The line that says which root a command uses, when it is not the obvious one (given with
- * `--root`, or the working directory itself); null otherwise.
+ * How a root was found, in words, when it is not the obvious one (given with `--root`, or the
+ * working directory itself); null otherwise.
  */
-export function rootLine(found: ProjectRoot, cwd: string): string | null {
+export function rootSource(found: ProjectRoot, cwd: string): string | null {
   if (found.source === "flag" || found.source === "cwd" || found.root === cwd) return null;
-  return `project root: ${found.root} (${FOUND_BY[found.source]})`;
+  return FOUND_BY[found.source];
+}
+
+/** The line that says which root a command uses, when it is not the obvious one; else null. */
+export function rootLine(found: ProjectRoot, cwd: string): string | null {
+  const source = rootSource(found, cwd);
+  return source === null ? null : `project root: ${found.root} (${source})`;
 }
