@@ -4,7 +4,8 @@
  * @module
  */
 
-import { type Context, existingRoot, EXIT } from "../lib/core/cli.ts";
+import { type Context, EXIT } from "../lib/core/cli.ts";
+import { projectRoot, rootLines } from "../lib/state/project_root.ts";
 import { relativeTo } from "../lib/core/path.ts";
 import { type Config, ConfigError, DEFAULT_CONFIG, loadConfig } from "../lib/state/config.ts";
 import { parseFlags } from "../lib/core/flags.ts";
@@ -49,8 +50,8 @@ Checks the setup; each check prints ok, warn or fail, with the fix in one line:
 Exits 1 when any check fails.
 
 Options:
-  --root DIR   the project (default: .)
-  --json       {"checks": [{"name", "status", "message", "fix"}], "ok"}
+  --root DIR   the project (default: the nearest .claude/ or git top level at or above .)
+  --json       {"root", "ok", "checks": [{"name", "status", "message", "fix"}]}
   -h, --help`;
 
 /** One check's result. */
@@ -307,7 +308,7 @@ export async function runChecks(ctx: Context, root: string): Promise<Check[]> {
         name: "watchers",
         status: "warn",
         message: "no stale-session daemon is running",
-        fix: "run `lifeline daemon stale --root <project>` in a background shell",
+        fix: "run `lifeline daemon stale` in a background shell (it looks after every project)",
       },
   );
 
@@ -367,12 +368,14 @@ export async function runChecks(ctx: Context, root: string): Promise<Check[]> {
 
 export async function run(ctx: Context): Promise<number> {
   const { values } = parseFlags(ctx.args, { root: { type: "string" }, json: { type: "boolean" } });
-  const root = await existingRoot(values.root, ctx.cwd);
+  const found = await projectRoot(values.root, ctx);
+  const root = found.root;
   const checks = await runChecks(ctx, root);
   const failed = checks.some((c) => c.status === "fail");
   if (values.json) {
     ctx.out.json({ root, ok: !failed, checks });
   } else {
+    for (const line of rootLines(found, ctx.cwd)) ctx.out.line(line);
     for (const c of checks) {
       ctx.out.line(`${c.status.padEnd(4)}  ${c.name.padEnd(9)}  ${c.message}`);
       if (c.fix && c.status !== "ok") ctx.out.line(`${"".padEnd(17)}fix: ${c.fix}`);

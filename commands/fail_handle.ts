@@ -6,7 +6,8 @@
  * @module
  */
 
-import { type Context, existingRoot, UsageError } from "../lib/core/cli.ts";
+import { type Context, UsageError } from "../lib/core/cli.ts";
+import { projectRoot, rootLines } from "../lib/state/project_root.ts";
 import { parseFlags } from "../lib/core/flags.ts";
 import { loadConfig } from "../lib/state/config.ts";
 import { nameArgument } from "../lib/state/layout.ts";
@@ -65,7 +66,7 @@ Options:
   --success       record that a retry succeeded
   --dry-run       print the classification, the decision and what a rollback would do; change nothing
   --no-rollback   record and decide, but do not roll back
-  --root DIR      the project (default: .)
+  --root DIR      the project (default: the nearest .claude/ or git top level at or above .)
   --json          print the decision as one JSON object
   -h, --help`;
 
@@ -186,7 +187,8 @@ export async function run(ctx: Context): Promise<number> {
     a === "--task" || a.startsWith("--task=") || a === "--event" || a.startsWith("--event=")
   );
   const args = parse(ctx.args, needsStdin ? await readStdinJson(ctx) : undefined);
-  const root = await existingRoot(args.root, ctx.cwd);
+  const found = await projectRoot(args.root, ctx);
+  const root = found.root;
   const engine: EngineContext = {
     root,
     config: await loadConfig(ctx.env, root),
@@ -197,7 +199,11 @@ export async function run(ctx: Context): Promise<number> {
   const outcome = args.kind === "success"
     ? await handleSuccess(engine, args)
     : await handleFailure(engine, args);
-  if (args.json) ctx.out.json(handleJson(outcome, engine.rootFlag));
-  else for (const line of handleText(outcome, engine.rootFlag)) ctx.out.line(line);
+  if (args.json) ctx.out.json({ root, ...handleJson(outcome, engine.rootFlag) });
+  else {
+    for (const line of [...rootLines(found, ctx.cwd), ...handleText(outcome, engine.rootFlag)]) {
+      ctx.out.line(line);
+    }
+  }
   return exitCode(outcome);
 }

@@ -4,7 +4,8 @@
  * @module
  */
 
-import { CliError, type Context, existingRoot, EXIT, UsageError } from "../lib/core/cli.ts";
+import { CliError, type Context, EXIT, UsageError } from "../lib/core/cli.ts";
+import { projectRoot, rootLines } from "../lib/state/project_root.ts";
 import { parseFlags } from "../lib/core/flags.ts";
 import { binaryCommand } from "../lib/host/self.ts";
 import { absolutePath, dirName } from "../lib/core/path.ts";
@@ -43,8 +44,9 @@ Options:
                    project (.claude/settings.json), local (.claude/settings.local.json)
   --settings PATH  this settings file instead
   --dry-run        print what would change and the result; write nothing
-  --root DIR       the project, for --scope project|local (default: .)
-  --json           print {"path", "added", "updated", "unchanged", "backup", "written"}
+  --root DIR       the project, for --scope project|local (default: the nearest .claude/ or
+                   git top level at or above .)
+  --json           print {"root", "path", "added", "updated", "unchanged", "backup", "written"}
   -h, --help`;
 
 function stamp(now: number): string {
@@ -79,10 +81,12 @@ export async function run(ctx: Context): Promise<number> {
   if (!["user", "project", "local"].includes(scope)) {
     throw new UsageError(`--scope must be user, project or local, got "${values.scope}"`);
   }
-  const root = await existingRoot(values.root, ctx.cwd);
+  // The project matters for its own settings files only.
+  const found = await projectRoot(values.root, ctx);
+  const inProject = values.settings === undefined && scope !== "user";
   const path = values.settings !== undefined
     ? absolutePath(values.settings, ctx.cwd)
-    : settingsPath(scope, ctx.env, root);
+    : settingsPath(scope, ctx.env, found.root);
   const read = await readSettings(path);
   if (read.kind === "invalid") {
     throw new CliError(
@@ -137,6 +141,7 @@ export async function run(ctx: Context): Promise<number> {
   }
   if (values.json) {
     ctx.out.json({
+      root: inProject ? found.root : null,
       path,
       added: merged.added,
       updated: merged.updated,
@@ -146,6 +151,7 @@ export async function run(ctx: Context): Promise<number> {
     });
     return EXIT.ok;
   }
+  if (inProject) { for (const line of rootLines(found, ctx.cwd)) ctx.out.line(line); }
   for (const label of merged.added) ctx.out.line(`+ ${label}`);
   for (const label of merged.updated) ctx.out.line(`~ ${label}`);
   if (values["dry-run"]) {

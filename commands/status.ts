@@ -41,7 +41,7 @@ with .claude/, up to the git top level; else the git top level; else the working
 every other project a heartbeat registered is shown after it. --root shows that project alone.
 
 Options:
-  --root DIR   the project (default: found from the working directory, see above)
+  --root DIR   the project (default: found from the working directory, as above)
   --json       everything as one JSON object; "other_projects" holds the registered ones
   -h, --help`;
 

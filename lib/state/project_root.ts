@@ -74,8 +74,11 @@ export function rootSource(found: ProjectRoot, cwd: string): string | null {
   return FOUND_BY[found.source];
 }
 
-/** The line that says which root a command uses, when it is not the obvious one; else null. */
-export function rootLine(found: ProjectRoot, cwd: string): string | null {
+/**
+ * The line that says which root a command uses, when it is not the obvious one (none, else): for
+ * the start of a command's text output.
+ */
+export function rootLines(found: ProjectRoot, cwd: string): string[] {
   const source = rootSource(found, cwd);
-  return source === null ? null : `project root: ${found.root} (${source})`;
+  return source === null ? [] : [`project root: ${found.root} (${source})`];
 }
