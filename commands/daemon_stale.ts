@@ -174,9 +174,9 @@ export async function run(ctx: Context): Promise<number> {
     let current = await roots();
     out.say(
       "start",
-      `daemon stale: watching ${watching(explicit, current)} every ${intervalSeconds} s` +
+      `watching ${watching(explicit, current)} every ${intervalSeconds} s` +
         `${args.revive ? "; reviving dead tmux sessions" : ""}; log ${logPath}`,
-      { roots: current, interval_s: intervalSeconds, revive: args.revive, log: logPath },
+      { roots: current, interval_s: intervalSeconds, revive: args.revive, log_file: logPath },
     );
     while (!ctx.signal.aborted) {
       sayDropped();

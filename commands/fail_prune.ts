@@ -6,7 +6,7 @@
 
 import { type Context, EXIT, UsageError } from "../lib/core/cli.ts";
 import { projectRoot, rootLines } from "../lib/state/project_root.ts";
-import { integerFlag, parseFlags } from "../lib/core/flags.ts";
+import { ageFlag, integerFlag, parseFlags } from "../lib/core/flags.ts";
 import { pruneBackups } from "../lib/harness/housekeeping.ts";
 
 export const help =
@@ -24,17 +24,6 @@ Options:
   --json            {"root", "removed": [...], "kept": N, "dry_run"}
   -h, --help`;
 
-const UNIT_MS: Record<string, number> = { d: 86_400_000, h: 3_600_000, m: 60_000 };
-
-/** `30d` → milliseconds. */
-export function parseAge(value: string): number {
-  const match = /^(\d+)([dhm])$/.exec(value.trim());
-  if (!match) {
-    throw new UsageError(`--older-than must be a number and d, h or m (like 30d), got "${value}"`);
-  }
-  return Number(match[1]) * UNIT_MS[match[2]!]!;
-}
-
 export async function run(ctx: Context): Promise<number> {
   const { values } = parseFlags(ctx.args, {
     keep: { type: "string" },
@@ -47,7 +36,9 @@ export async function run(ctx: Context): Promise<number> {
     throw new UsageError("give --keep N or --older-than AGE (nothing is pruned by default)");
   }
   const keep = values.keep === undefined ? null : integerFlag("keep", values.keep, 0);
-  const olderThanMs = values["older-than"] === undefined ? null : parseAge(values["older-than"]);
+  const olderThanMs = values["older-than"] === undefined
+    ? null
+    : ageFlag("older-than", values["older-than"], "30d");
   const found = await projectRoot(values.root, ctx);
   const root = found.root;
   const dryRun = values["dry-run"] === true;

@@ -84,8 +84,13 @@ export const COMMANDS: readonly CommandEntry[] = [
 
   {
     name: "daemon stale",
-    summary: "Find silently dead sessions and rescue their findings into a handoff",
+    summary: "Find silently dead sessions, rescue their findings, revive them (--revive)",
     load: () => import("./daemon_stale.ts"),
+  },
+  {
+    name: "logs",
+    summary: "Show what the watcher and the daemon did, newest last (--follow, --since 1h)",
+    load: () => import("./logs.ts"),
   },
   {
     name: "fail init",

@@ -67,7 +67,7 @@ Deno.test({
       const [start, ...rest] = lines(result.stdout);
       assert.equal(start.event, "start");
       assert.deepEqual([...start.roots].sort(), [a, b, here].sort());
-      assert.match(start.message, /^daemon stale: watching every registered project \(3 now: /);
+      assert.match(start.message, /^watching every registered project \(3 now: /);
       assert.match(start.message, / every 60 s; log .*\/state\/logs\/daemon\.log$/);
       const dropped = rest.filter((l) => l.event === "root_dropped");
       assert.deepEqual(dropped.map((l) => l.root), [gone]);
@@ -115,7 +115,7 @@ Deno.test({
       assert.match(
         printed[0]!,
         new RegExp(
-          `^\\S+Z daemon stale: watching 2 projects \\(${a}, ${b}\\) every 60 s; log ${dir}/state/logs/daemon\\.log$`,
+          `^\\S+Z watching 2 projects \\(${a}, ${b}\\) every 60 s; log ${dir}/state/logs/daemon\\.log$`,
         ),
       );
       // Only b's session is dead; the registered project is not looked at.
