@@ -10,8 +10,53 @@ import { agentScreen } from "./helpers/screens.ts";
 import { withTempDir } from "./helpers/temp.ts";
 import { type TmuxHarness, withTmux } from "./helpers/tmux_harness.ts";
 import { withLock } from "../lib/state/store.ts";
+import { decideRevive, type ScavengedSession } from "../lib/sessions/revive_policy.ts";
 
 const IGNORE = Deno.build.os === "windows";
+
+Deno.test("decideRevive: once, in tmux, not after a quit it did not work past, not when replaced", async (t) => {
+  const died: ScavengedSession = {
+    inTmux: true,
+    heartbeat: 1_000,
+    end: null,
+    endsRecorded: true,
+    newerLive: null,
+  };
+  const rows: [string, Partial<ScavengedSession>, boolean, RegExp | null][] = [
+    ["a death in tmux: revived", {}, false, null],
+    ["revived before", {}, true, /revived once already/],
+    ["not in tmux", { inTmux: false }, false, /did not run in tmux/],
+    [
+      "quit with /exit",
+      { end: { reason: "prompt_input_exit", at: 1_000_500 } },
+      false,
+      /on purpose/,
+    ],
+    ["/clear", { end: { reason: "clear", at: 1_000_000 } }, false, /SessionEnd: clear/],
+    ["quit, then resumed and worked on", { end: { reason: "logout", at: 900_000 } }, false, null],
+    ["ended for another reason", { end: { reason: "other", at: 1_000_000 } }, false, null],
+    ["quits not recorded", { endsRecorded: false }, false, /no SessionEnd hook/],
+    ["replaced", { newerLive: "s2" }, false, /newer session of the project is alive \(s2\)/],
+  ];
+  for (const [name, change, revived, skip] of rows) {
+    await t.step(name, () => {
+      const { state, actions } = decideRevive({ revived }, { ...died, ...change }, {
+        enabled: true,
+      });
+      if (skip) {
+        assert.equal(actions[0]?.kind, "skip");
+        assert.match((actions[0] as { reason: string }).reason, skip);
+        assert.deepEqual(state, { revived });
+      } else {
+        assert.deepEqual(actions, [{ kind: "open_window" }]);
+        assert.deepEqual(state, { revived: true });
+      }
+    });
+  }
+  await t.step("off: no action at all", () => {
+    assert.deepEqual(decideRevive({ revived: false }, died, { enabled: false }).actions, []);
+  });
+});
 
 /** A project whose settings run `hook heartbeat` on SessionEnd, as revive needs. */
 async function project(dir: string, config: unknown = {}): Promise<string> {
