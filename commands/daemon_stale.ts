@@ -138,14 +138,11 @@ async function hereWithSessions(ctx: Context): Promise<string | null> {
   return await Deno.stat(sessions).then((info) => info.isDirectory ? root : null, () => null);
 }
 
-export async function run(ctx: Context): Promise<number> {
-  const args = parse(ctx.args);
-  const explicit = [
-    ...new Set(await Promise.all(args.roots.map((root) => existingRoot(root, ctx.cwd)))),
-  ];
-  const here = explicit.length > 0 ? null : await hereWithSessions(ctx);
-  const ownRoot = await ownStateRoot(ctx.env);
-  // One daemon per set of roots; the one for every registered project has a name of its own.
+/**
+ * The daemon's instance lock: one daemon per set of roots, and one for every registered project
+ * (a lock of its own name). Throws, naming the holder, when another daemon has it.
+ */
+async function lockFor(ctx: Context, ownRoot: string, explicit: readonly string[]) {
   const id = explicit.length > 0
     ? `roots-${shortHash([...explicit].sort().join("\n"))}`
     : "registered";
@@ -157,6 +154,17 @@ export async function run(ctx: Context): Promise<number> {
       `one daemon per set of roots; its lock is ${base}.lock`,
     );
   }
+  return acquired.lock;
+}
+
+export async function run(ctx: Context): Promise<number> {
+  const args = parse(ctx.args);
+  const explicit = [
+    ...new Set(await Promise.all(args.roots.map((root) => existingRoot(root, ctx.cwd)))),
+  ];
+  const here = explicit.length > 0 ? null : await hereWithSessions(ctx);
+  const ownRoot = await ownStateRoot(ctx.env);
+  const lock = await lockFor(ctx, ownRoot, explicit);
   const logPath = eventLogPath(ctx.env, "daemon");
   const log = eventSink(logPath, { root: ownRoot });
   const out = renderer(ctx, args.json, log);
@@ -189,7 +197,7 @@ export async function run(ctx: Context): Promise<number> {
     if (ctx.signal.aborted) out.say("stopped", "stopped");
   } finally {
     await log.flush();
-    await acquired.lock.release();
+    await lock.release();
   }
   return EXIT.ok;
 }

@@ -199,11 +199,8 @@ export async function run(ctx: Context): Promise<number> {
   const outcome = args.kind === "success"
     ? await handleSuccess(engine, args)
     : await handleFailure(engine, args);
+  const text = [...rootLines(found, ctx.cwd), ...handleText(outcome, engine.rootFlag)];
   if (args.json) ctx.out.json({ root, ...handleJson(outcome, engine.rootFlag) });
-  else {
-    for (const line of [...rootLines(found, ctx.cwd), ...handleText(outcome, engine.rootFlag)]) {
-      ctx.out.line(line);
-    }
-  }
+  else for (const line of text) ctx.out.line(line);
   return exitCode(outcome);
 }
