@@ -7,6 +7,7 @@ import { transcriptPath } from "./helpers/fixtures.ts";
 import { runInProcess } from "./helpers/in_process.ts";
 import { runLifeline } from "./helpers/lifeline.ts";
 import { agentScreen } from "./helpers/screens.ts";
+import { registerSession } from "./helpers/sessions.ts";
 import { withTempDir } from "./helpers/temp.ts";
 import { type TmuxHarness, withTmux } from "./helpers/tmux_harness.ts";
 import { withLock } from "../lib/state/store.ts";
@@ -96,58 +97,30 @@ async function deadSession(
   root: string,
   tmux: TmuxHarness,
   id: string,
-  { firstSeenAgo = 3600, heartbeatAgo = 900 } = {},
 ): Promise<{ session: string }> {
   const pane = await tmux.addAgent(agentScreen({ conversation: [`❯ the work of ${id}`] }));
   const [session, serverPid] = (await tmux.run([
     ...["display-message", "-p", "-t", pane.id, "#{session_id} #{pid}"],
   ])).trim().split(" ");
-  const dir = `${root}/sessions/${id}`;
-  await Deno.mkdir(dir, { recursive: true });
-  const now = Date.now();
-  await Deno.writeTextFile(`${dir}/heartbeat`, `${Math.floor(now / 1000) - heartbeatAgo}\n`);
-  await Deno.writeTextFile(
-    `${dir}/session.json`,
-    JSON.stringify({
-      session_id: id,
-      root,
+  await registerSession(root, id, {
+    heartbeatAgo: 900,
+    firstSeenAgo: 3600,
+    transcript: transcriptPath("hh-tool-fail"),
+    record: {
       cwd: `${root}/src`,
-      transcript_path: transcriptPath("hh-tool-fail"),
       tmux_pane: pane.id,
       tmux_socket: await tmux.socketPath(),
       tmux_session: session,
       tmux_server_pid: Number(serverPid),
-      agent_pid: 999_999_97, // gone
       agent_command: "claude",
-      first_seen: new Date(now - firstSeenAgo * 1000).toISOString(),
-      last_seen: new Date(now - heartbeatAgo * 1000).toISOString(),
-      last_event: "PostToolUse",
-    }),
-  );
+    },
+  });
   return { session: session! };
 }
 
 /** A session that works now, started `firstSeenAgo` seconds ago. */
-async function liveSession(root: string, id: string, firstSeenAgo: number): Promise<void> {
-  const dir = `${root}/sessions/${id}`;
-  await Deno.mkdir(dir, { recursive: true });
-  await Deno.writeTextFile(`${dir}/heartbeat`, `${Math.floor(Date.now() / 1000) - 5}\n`);
-  await Deno.writeTextFile(
-    `${dir}/session.json`,
-    JSON.stringify({
-      session_id: id,
-      root,
-      cwd: root,
-      transcript_path: null,
-      tmux_pane: null,
-      tmux_socket: null,
-      agent_pid: Deno.pid,
-      first_seen: new Date(Date.now() - firstSeenAgo * 1000).toISOString(),
-      last_seen: new Date().toISOString(),
-      last_event: "PostToolUse",
-    }),
-  );
-}
+const liveSession = (root: string, id: string, firstSeenAgo: number) =>
+  registerSession(root, id, { heartbeatAgo: 5, agentPid: Deno.pid, firstSeenAgo });
 
 interface Line {
   event?: string;
@@ -260,7 +233,7 @@ Deno.test({
     const cases: {
       name: string;
       extra: string[];
-      before: (dir: string, root: string) => Promise<void>;
+      before: (dir: string, root: string) => Promise<unknown>;
       reason: RegExp | null;
     }[] = [
       { name: "revive is off by default", extra: [], before: async () => {}, reason: null },
