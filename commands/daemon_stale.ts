@@ -63,9 +63,9 @@ Options:
                       lifecycle lines (start, root_dropped, stopped) carry "event"
   -h, --help
 
-It prints where it logs when it starts: what it did, one JSON line each, goes to logs/daemon.log in
-lifeline's state directory (\`lifeline logs daemon\`). One daemon per set of roots (and one for
-every registered project); a second exits 1 naming the first.`;
+When it starts it says what it watches, how often, and where it logs: logs/daemon.log in lifeline's
+state directory, one JSON line per thing it did (\`lifeline logs daemon\`). One daemon per set of
+roots (and one for every registered project); a second exits 1 naming the first.`;
 
 /** Parsed arguments. */
 export interface DaemonArgs {

@@ -102,7 +102,7 @@ async function watchedPanes(env: Readonly<Record<string, string>>) {
 /** The other registered projects; one that cannot be read says why, and the rest are shown. */
 async function otherProjects(ctx: Context, root: string) {
   const others = [];
-  for (const other of await registeredRoots(ctx.env)) {
+  for (const other of await registeredRoots(ctx.env, { readOnly: true })) {
     if (other === root) continue;
     others.push(
       await projectStatus(ctx, other).catch((error) => ({

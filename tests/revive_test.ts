@@ -212,14 +212,22 @@ Deno.test({
         const root = await project(dir, {
           stale: { revive: true, reviveCommand: [`${dir}/bin/claude`, "--resume"] },
         });
-        await deadSession(root, tmux, "gone-2");
+        const { session } = await deadSession(root, tmux, "gone-2");
         await fakeClaude(dir, tmux);
+        // Its pane closed with it (claude ran as the pane's program); its tmux session lives on.
+        await tmux.run(["new-window", "-d", "-t", `${session}:`, "sleep 60"]);
+        const pane = JSON.parse(
+          await Deno.readTextFile(`${root}/sessions/gone-2/session.json`),
+        ).tmux_pane;
+        await tmux.run(["kill-pane", "-t", pane]);
         const lines = await tick(dir, root);
         assert.match(
           lines.find((l) => l.action === "revive")!.reason,
           /bin\/claude --resume gone-2`$/,
         );
         assert.deepEqual(await ran(dir, "gone-2"), [`${root}/src`, "--resume", "gone-2"]);
+        const window = lines.find((l) => l.action === "revive")!.window!;
+        assert.ok((await windows(tmux, session)).includes(window), "in its tmux session");
       })
     );
   },

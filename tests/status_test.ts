@@ -285,6 +285,15 @@ Deno.test({
         await daemon.stdout.cancel();
         await daemon.stderr.cancel();
       }
+      // A project that is gone is not shown, and left in the registry: status only reports.
+      await Deno.mkdir(`${dir}/gone`);
+      await registerRoot(env, `${dir}/gone`, { now: Date.now() });
+      await Deno.remove(`${dir}/gone`);
+      const json = JSON.parse(
+        (await runInProcess(["status", "--json"], { cwd: here, env })).stdout,
+      );
+      assert.deepEqual(json.other_projects.map((p: { root: string }) => p.root), [other]);
+      assert.equal((await listDir(`${dir}/state/roots`)).length, 3);
     });
   },
 });

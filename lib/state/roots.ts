@@ -71,11 +71,15 @@ async function writeEntry(
 
 /**
  * The registered roots that still exist. A root whose directory is gone is dropped from the
- * registry, and `dropped` hears of it (for a log line).
+ * registry, and `dropped` hears of it (for a log line); with `readOnly` (a command that only
+ * reports) it is left in the registry, and only not listed.
  */
 export async function registeredRoots(
   env: Readonly<Record<string, string>>,
-  { dropped }: { dropped?: (root: string) => void | Promise<void> } = {},
+  { dropped, readOnly = false }: {
+    dropped?: (root: string) => void | Promise<void>;
+    readOnly?: boolean;
+  } = {},
 ): Promise<string[]> {
   const own = stateDir(env);
   const dir = rootsDir(env);
@@ -98,7 +102,7 @@ export async function registeredRoots(
     const exists = await Deno.stat(entry.root).then((info) => info.isDirectory, () => false);
     if (exists) {
       roots.push(entry.root);
-    } else {
+    } else if (!readOnly) {
       await removeFile(path, { root: own }).catch(() => {});
       await dropped?.(entry.root);
     }
