@@ -76,7 +76,7 @@ function parse(args: readonly string[]): LogsArgs {
 }
 
 /** One entry as a person reads it. */
-export function renderRecord({ log, record: r }: LogRecord): string {
+function renderRecord({ log, record: r }: LogRecord): string {
   const text = (value: unknown) => (typeof value === "string" ? value : JSON.stringify(value));
   const head = `${r.ts} ${log}`;
   if (typeof r.message === "string") return `${head} ${r.message}`;

@@ -46,10 +46,10 @@ Options:
   -h, --help`;
 
 /** Not printed with --json: what the table needs beyond the JSON. */
-export const FINISHED = Symbol("finished sessions");
+const FINISHED = Symbol("finished sessions");
 
 /** One project's part of the status. */
-export async function projectStatus(ctx: Context, root: string) {
+async function projectStatus(ctx: Context, root: string) {
   const config = await loadConfig(ctx.env, root);
   const { sessions, finished, open } = await sessionsStatus(root, {
     now: ctx.now(),
@@ -115,7 +115,7 @@ async function otherProjects(ctx: Context, root: string) {
 }
 
 /** Everything `status` reports. */
-export async function gatherStatus(ctx: Context, root: string, { all }: { all: boolean }) {
+async function gatherStatus(ctx: Context, root: string, { all }: { all: boolean }) {
   const { [FINISHED]: finished, ...project } = await projectStatus(ctx, root);
   const killSwitch = await readKillSwitch(killSwitchPath(ctx.env));
   const { watchers, daemons } = await runningInstances(ctx.env);

@@ -166,6 +166,7 @@ export async function reviveSession(
   judged: SessionAssessment,
   context: ReviveContext,
 ): Promise<ReviveOutcome | null> {
+  if (!context.enabled) return null; // the decision would be nothing: no facts to gather
   const id = judged.id;
   const record = judged.record ?? await readSessionRecord(root, id);
   const paths = sessionPaths(root, id);
