@@ -6,7 +6,8 @@
  * @module
  */
 
-import { type Context, existingRoot, UsageError } from "../lib/core/cli.ts";
+import { type Context, UsageError } from "../lib/core/cli.ts";
+import { projectRoot, rootLines } from "../lib/state/project_root.ts";
 import { parseFlags } from "../lib/core/flags.ts";
 import { loadConfig } from "../lib/state/config.ts";
 import { nameArgument } from "../lib/state/layout.ts";
@@ -66,7 +67,7 @@ Options:
   --success       record that a retry succeeded
   --dry-run       print the classification, the decision and what a rollback would do; change nothing
   --no-rollback   record and decide, but do not roll back
-  --root DIR      the project (default: .)
+  --root DIR      the project (default: the nearest .claude/ or git top level at or above .)
   --json          print the decision as one JSON object
   -h, --help`;
 
@@ -187,7 +188,8 @@ export async function run(ctx: Context): Promise<number> {
     a === "--task" || a.startsWith("--task=") || a === "--event" || a.startsWith("--event=")
   );
   const args = parse(ctx.args, needsStdin ? await readStdinJson(ctx) : undefined);
-  const root = await existingRoot(args.root, ctx.cwd);
+  const found = await projectRoot(args.root, ctx, { harness: true });
+  const root = found.root;
   const engine: EngineContext = {
     root,
     config: await loadConfig(ctx.env, root),
@@ -199,7 +201,8 @@ export async function run(ctx: Context): Promise<number> {
     ? await handleSuccess(engine, args)
     : await handleFailure(engine, args);
   await notifyHandling(outcome, { config: engine.config, env: ctx.env, root });
-  if (args.json) ctx.out.json(handleJson(outcome, engine.rootFlag));
-  else for (const line of handleText(outcome, engine.rootFlag)) ctx.out.line(line);
+  const text = [...rootLines(found, ctx.cwd), ...handleText(outcome, engine.rootFlag)];
+  if (args.json) ctx.out.json({ root, ...handleJson(outcome, engine.rootFlag) });
+  else for (const line of text) ctx.out.line(line);
   return exitCode(outcome);
 }

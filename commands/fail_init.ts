@@ -4,7 +4,8 @@
  * @module
  */
 
-import { type Context, existingRoot, EXIT } from "../lib/core/cli.ts";
+import { type Context, EXIT } from "../lib/core/cli.ts";
+import { projectRoot, rootLines } from "../lib/state/project_root.ts";
 import { relativeTo } from "../lib/core/path.ts";
 import { loadConfig } from "../lib/state/config.ts";
 import { parseFlags } from "../lib/core/flags.ts";
@@ -26,13 +27,14 @@ Creates the harness that \`lifeline fail handle\` works on, keeping every file t
 Running it again changes nothing.
 
 Options:
-  --root DIR   the project (default: .)
-  --json       print {"created": [...], "kept": [...]}
+  --root DIR   the project (default: the nearest .claude/ or git top level at or above .)
+  --json       print {"root", "created": [...], "kept": [...]}
   -h, --help`;
 
 export async function run(ctx: Context): Promise<number> {
   const { values } = parseFlags(ctx.args, { root: { type: "string" }, json: { type: "boolean" } });
-  const root = await existingRoot(values.root, ctx.cwd);
+  const found = await projectRoot(values.root, ctx, { harness: true });
+  const root = found.root;
   const config = await loadConfig(ctx.env, root);
   // An older lifeline killed half-way through a rollback may have left the harness set aside:
   // put it back rather than create it anew.
@@ -46,6 +48,7 @@ export async function run(ctx: Context): Promise<number> {
   if (values.json) {
     ctx.out.json({ root, created: created.map(relative), kept: kept.map(relative) });
   } else {
+    for (const line of rootLines(found, ctx.cwd)) ctx.out.line(line);
     for (const path of created) ctx.out.line(`created ${relative(path)}`);
     for (const path of kept) ctx.out.line(`kept    ${relative(path)}`);
     ctx.out.line(

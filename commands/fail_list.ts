@@ -4,7 +4,8 @@
  * @module
  */
 
-import { type Context, existingRoot, EXIT } from "../lib/core/cli.ts";
+import { type Context, EXIT } from "../lib/core/cli.ts";
+import { projectRoot, rootLines } from "../lib/state/project_root.ts";
 import { parseFlags } from "../lib/core/flags.ts";
 import { loadConfig } from "../lib/state/config.ts";
 import { backupReport } from "../lib/harness/housekeeping.ts";
@@ -20,25 +21,28 @@ last line adds them up against breaker.maxBackupsMB, beyond which rollbacks are 
 Restore one with \`lifeline fail restore <ref>\`; remove old ones with \`lifeline fail prune\`.
 
 Options:
-  --root DIR   the project (default: .)
-  --json       {"backups": [...], "new_bytes", "bound_bytes"}
+  --root DIR   the project (default: the nearest .claude/ or git top level at or above .)
+  --json       {"root", "backups": [...], "new_bytes", "bound_bytes"}
   -h, --help`;
 
 const size = (bytes: number | null) => (bytes === null ? "?" : bytesText(bytes));
 
 export async function run(ctx: Context): Promise<number> {
   const { values } = parseFlags(ctx.args, { root: { type: "string" }, json: { type: "boolean" } });
-  const root = await existingRoot(values.root, ctx.cwd);
+  const found = await projectRoot(values.root, ctx, { harness: true });
+  const root = found.root;
   const report = await backupReport(root, await loadConfig(ctx.env, root));
   const backups = report?.backups ?? [];
   if (values.json) {
     ctx.out.json({
+      root,
       backups,
       new_bytes: report?.newBytes ?? 0,
       bound_bytes: report?.boundBytes ?? null,
     });
     return EXIT.ok;
   }
+  for (const line of rootLines(found, ctx.cwd)) ctx.out.line(line);
   if (!report) ctx.out.line(`${root} is not in a git repository: no backups`);
   for (const b of backups) {
     ctx.out.line(

@@ -4,8 +4,9 @@
  * @module
  */
 
-import { type Context, existingRoot, EXIT, UsageError } from "../lib/core/cli.ts";
-import { integerFlag, parseFlags } from "../lib/core/flags.ts";
+import { type Context, EXIT, UsageError } from "../lib/core/cli.ts";
+import { projectRoot, rootLines } from "../lib/state/project_root.ts";
+import { ageFlag, integerFlag, parseFlags } from "../lib/core/flags.ts";
 import { pruneBackups } from "../lib/harness/housekeeping.ts";
 
 export const help =
@@ -19,20 +20,9 @@ Options:
   --keep N          keep the newest N backups
   --older-than AGE  delete backups older than AGE: a number and d, h or m
   --dry-run         print what would be deleted; delete nothing
-  --root DIR        the project (default: .)
-  --json            {"removed": [...], "kept": N, "dry_run"}
+  --root DIR        the project (default: the nearest .claude/ or git top level at or above .)
+  --json            {"root", "removed": [...], "kept": N, "dry_run"}
   -h, --help`;
-
-const UNIT_MS: Record<string, number> = { d: 86_400_000, h: 3_600_000, m: 60_000 };
-
-/** `30d` → milliseconds. */
-export function parseAge(value: string): number {
-  const match = /^(\d+)([dhm])$/.exec(value.trim());
-  if (!match) {
-    throw new UsageError(`--older-than must be a number and d, h or m (like 30d), got "${value}"`);
-  }
-  return Number(match[1]) * UNIT_MS[match[2]!]!;
-}
 
 export async function run(ctx: Context): Promise<number> {
   const { values } = parseFlags(ctx.args, {
@@ -46,14 +36,23 @@ export async function run(ctx: Context): Promise<number> {
     throw new UsageError("give --keep N or --older-than AGE (nothing is pruned by default)");
   }
   const keep = values.keep === undefined ? null : integerFlag("keep", values.keep, 0);
-  const olderThanMs = values["older-than"] === undefined ? null : parseAge(values["older-than"]);
-  const root = await existingRoot(values.root, ctx.cwd);
+  const olderThanMs = values["older-than"] === undefined
+    ? null
+    : ageFlag("older-than", values["older-than"], "30d");
+  const found = await projectRoot(values.root, ctx, { harness: true });
+  const root = found.root;
   const dryRun = values["dry-run"] === true;
   const result = await pruneBackups(root, { keep, olderThanMs, now: ctx.now(), dryRun });
   if (values.json) {
-    ctx.out.json({ removed: result.removed.map((b) => b.ref), kept: result.kept, dry_run: dryRun });
+    ctx.out.json({
+      root,
+      removed: result.removed.map((b) => b.ref),
+      kept: result.kept,
+      dry_run: dryRun,
+    });
     return EXIT.ok;
   }
+  for (const line of rootLines(found, ctx.cwd)) ctx.out.line(line);
   for (const b of result.removed) ctx.out.line(`${dryRun ? "would delete" : "deleted"} ${b.ref}`);
   ctx.out.line(`${result.removed.length} ${dryRun ? "would be " : ""}deleted, ${result.kept} kept`);
   return EXIT.ok;

@@ -5,7 +5,8 @@
  * @module
  */
 
-import { type Context, existingRoot, EXIT, UsageError } from "../lib/core/cli.ts";
+import { type Context, EXIT, UsageError } from "../lib/core/cli.ts";
+import { projectRoot, rootLines } from "../lib/state/project_root.ts";
 import { parseFlags } from "../lib/core/flags.ts";
 import { loadConfig } from "../lib/state/config.ts";
 import { nameArgument } from "../lib/state/layout.ts";
@@ -22,7 +23,7 @@ stable. The event log records the reset.
 Options:
   --task ID    the task to reset
   --global     reset the global iteration budget
-  --root DIR   the project (default: .)
+  --root DIR   the project (default: the nearest .claude/ or git top level at or above .)
   --json       print the result as one JSON object
   -h, --help`;
 
@@ -37,7 +38,8 @@ export async function run(ctx: Context): Promise<number> {
     throw new UsageError("give --task ID or --global");
   }
   const task = values.task === undefined ? null : nameArgument("task id", values.task);
-  const root = await existingRoot(values.root, ctx.cwd);
+  const found = await projectRoot(values.root, ctx, { harness: true });
+  const root = found.root;
   const config = await loadConfig(ctx.env, root);
   const result = await resetHarness(
     { root, config, now: ctx.now(), pid: ctx.pid, rootFlag: values.root ?? null },
@@ -45,6 +47,7 @@ export async function run(ctx: Context): Promise<number> {
   );
   if (values.json) {
     ctx.out.json({
+      root,
       task: result.task,
       global: result.global,
       breaker_closed: result.breakerClosed,
@@ -53,6 +56,7 @@ export async function run(ctx: Context): Promise<number> {
     });
     return EXIT.ok;
   }
+  for (const line of rootLines(found, ctx.cwd)) ctx.out.line(line);
   if (result.task !== null) {
     ctx.out.line(
       `reset ${result.task}: count cleared${

@@ -4,7 +4,8 @@
  * @module
  */
 
-import { type Context, existingRoot, EXIT, UsageError } from "../lib/core/cli.ts";
+import { type Context, EXIT, UsageError } from "../lib/core/cli.ts";
+import { projectRoot, rootLines } from "../lib/state/project_root.ts";
 import { parseFlags } from "../lib/core/flags.ts";
 import { loadConfig } from "../lib/state/config.ts";
 import { isoSeconds } from "../lib/harness/breaker_policy.ts";
@@ -29,7 +30,7 @@ List the backups with: lifeline fail list
 
 Options:
   --force      restore over newer changes (they are saved first)
-  --root DIR   the project (default: .)
+  --root DIR   the project (default: the nearest .claude/ or git top level at or above .)
   --json       print the result as one JSON object
   -h, --help`;
 
@@ -41,7 +42,8 @@ export async function run(ctx: Context): Promise<number> {
   }, { maxPositionals: 1 });
   const ref = positionals[0];
   if (!ref) throw new UsageError("missing the backup ref to restore (see `lifeline fail list`)");
-  const root = await existingRoot(values.root, ctx.cwd);
+  const found = await projectRoot(values.root, ctx, { harness: true });
+  const root = found.root;
   const config = await loadConfig(ctx.env, root);
   const result = await restoreBackup(root, ref, {
     force: values.force === true,
@@ -54,6 +56,7 @@ export async function run(ctx: Context): Promise<number> {
   const m = result.backup.manifest;
   if (values.json) {
     ctx.out.json({
+      root,
       restored: result.backup.ref,
       head: m.pre_head,
       head_moved: m.move_head,
@@ -63,6 +66,7 @@ export async function run(ctx: Context): Promise<number> {
     });
     return EXIT.ok;
   }
+  for (const line of rootLines(found, ctx.cwd)) ctx.out.line(line);
   if (result.savedFirst) ctx.out.line(`saved the current state first under ${result.savedFirst}`);
   ctx.out.line(
     `restored ${result.backup.ref}: ${

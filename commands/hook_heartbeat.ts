@@ -7,12 +7,14 @@
  */
 
 import type { Context } from "../lib/core/cli.ts";
-import { HOOK_FLAGS_HELP, type HookRequest, runHook } from "../lib/claude/hook_io.ts";
+import { HOOK_FLAGS_HELP, type HookRequest, isEvent, runHook } from "../lib/claude/hook_io.ts";
 import { logToOwnLog } from "../lib/state/own_log.ts";
 import { agentProcess } from "../lib/host/proc.ts";
+import { registerRoot } from "../lib/state/roots.ts";
 import { LockTimeoutError } from "../lib/state/store.ts";
 import {
   type AgentIdentity,
+  recordSessionEnd,
   recordSighting,
   type SessionRecord,
 } from "../lib/sessions/registry.ts";
@@ -28,7 +30,12 @@ Prints nothing.
 
 A session that \`lifeline daemon stale\` scavenged, or that had ended, is marked alive again
 (sessions/<id>/status). Also added to SessionEnd, it marks the session ended, so the daemon leaves
-it alone and it is pruned once old.
+it alone and it is pruned once old, and records why it ended (sessions/<id>/end.json): a session
+you quit (/exit, Ctrl-D, /clear, logout) is never revived by \`daemon stale --revive\`.
+
+The first time it sees a project it records its root in lifeline's state directory
+(roots/<hash>.json), so that \`daemon stale\` and \`status\` without --root find it; after that it
+costs one lstat.
 
 It always runs as a background hook: it never waits for a lock. When another heartbeat of the
 same session holds session.json, that one is recording the same facts, and this one skips it.
@@ -58,9 +65,22 @@ async function findAgent(known: SessionRecord | undefined, ppid: number): Promis
   return agent ?? { pid: ppid, command: "", startedMs: null };
 }
 
-/** Records the sighting; says nothing to the model. */
+/** Records the sighting (and the project's root, when it is new); says nothing to the model. */
 export async function handle({ input, root, ctx, lockWaitMs }: HookRequest): Promise<null> {
+  // The registry of roots is the daemon's to read, not this session's: its trouble is logged
+  // and the heartbeat goes on.
+  const registering = registerRoot(ctx.env, root, { now: ctx.now() }).catch((error) =>
+    logToOwnLog(ctx.env, {
+      command: "hook heartbeat",
+      message: "could not record the project in the registry of roots",
+      error,
+      root,
+    })
+  );
   try {
+    if (isEvent(input, "SessionEnd")) {
+      await recordSessionEnd(root, input.session_id, { reason: input.reason, now: ctx.now() });
+    }
     await record({ input, root, ctx, waitMs: await lockWaitMs() });
   } catch (error) {
     if (!(error instanceof LockTimeoutError)) throw error;
@@ -72,6 +92,8 @@ export async function handle({ input, root, ctx, lockWaitMs }: HookRequest): Pro
       session: input.session_id,
       root,
     });
+  } finally {
+    await registering;
   }
   return null;
 }

@@ -5,7 +5,8 @@
  * @module
  */
 
-import { type Context, existingRoot, EXIT, UsageError } from "../lib/core/cli.ts";
+import { type Context, EXIT, UsageError } from "../lib/core/cli.ts";
+import { type ProjectRoot, projectRoot, rootLines } from "../lib/state/project_root.ts";
 import { parseFlags } from "../lib/core/flags.ts";
 import { absolutePath } from "../lib/core/path.ts";
 import { binaryCommand } from "../lib/host/self.ts";
@@ -47,15 +48,19 @@ Options:
   --remove         take lifeline's hooks out of the file, and nothing else (backed up too)
   --gitignore      write the block to the root's .gitignore instead of .git/info/exclude
   --dry-run        print what would change and the result; write nothing
-  --root DIR       the project, for --scope project|local and git (default: .)
-  --json           print {"path", "added", "updated", "unchanged", "backup", "written",
-                   "exclude"} ({"path", "removed", "backup", "written"} with --remove)
+  --root DIR       the project, for --scope project|local and git (default: the nearest
+                   .claude/ or git top level at or above .)
+  --json           print {"root", "path", "added", "updated", "unchanged", "backup", "written",
+                   "exclude"} ({"root", "path", "removed", "backup", "written"} with --remove)
   -h, --help`;
 
 /** A parsed invocation. */
 interface InitArgs {
   path: string;
   root: string;
+  found: ProjectRoot;
+  /** The file is the project's (--scope project|local): its root is worth saying. */
+  inProject: boolean;
   remove: boolean;
   gitignore: boolean;
   dryRun: boolean;
@@ -82,12 +87,15 @@ async function parse(ctx: Context): Promise<InitArgs> {
   if (!["user", "project", "local"].includes(scope)) {
     throw new UsageError(`--scope must be user, project or local, got "${values.scope}"`);
   }
-  const root = await existingRoot(values.root, ctx.cwd);
+  const found = await projectRoot(values.root, ctx);
+  const root = found.root;
   return {
     path: values.settings !== undefined
       ? absolutePath(values.settings, ctx.cwd)
       : settingsPath(scope, ctx.env, root),
     root,
+    found,
+    inProject: values.settings === undefined && scope !== "user",
     remove: values.remove === true,
     gitignore: values.gitignore === true,
     dryRun: values["dry-run"] === true,
@@ -112,13 +120,15 @@ export async function run(ctx: Context): Promise<number> {
       .catch((error) => ({ error: describeError(error) }));
   if (args.json) {
     const { path } = args;
+    const root = args.inProject ? args.root : null;
     ctx.out.json(
       args.remove
-        ? { path, removed: change.removed, backup, written: write }
-        : { path, ...pick(change), backup, written: write, exclude },
+        ? { root, path, removed: change.removed, backup, written: write }
+        : { root, path, ...pick(change), backup, written: write, exclude },
     );
     return EXIT.ok;
   }
+  if (args.inProject) { for (const line of rootLines(args.found, ctx.cwd)) ctx.out.line(line); }
   for (const label of change.added) ctx.out.line(`+ ${label}`);
   for (const label of change.updated) ctx.out.line(`~ ${label}`);
   for (const label of change.removed) ctx.out.line(`- ${label}`);

@@ -85,7 +85,7 @@ export const COMMANDS: readonly CommandEntry[] = [
 
   {
     name: "daemon stale",
-    summary: "Find silently dead sessions and rescue their findings into a handoff",
+    summary: "Find silently dead sessions, rescue their findings, revive them (--revive)",
     load: () => import("./daemon_stale.ts"),
   },
   {
@@ -102,6 +102,11 @@ export const COMMANDS: readonly CommandEntry[] = [
     name: "service status",
     summary: "Show whether the services are installed, up to date and running",
     load: async () => (await import("./service.ts")).status,
+  },
+  {
+    name: "logs",
+    summary: "Show what the watcher and the daemon did, newest last (--follow, --since 1h)",
+    load: () => import("./logs.ts"),
   },
   {
     name: "fail init",

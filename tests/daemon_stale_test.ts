@@ -62,7 +62,10 @@ async function tick(dir: string): Promise<Line[]> {
     { env: { HOME: `${dir}/home` } },
   );
   assert.equal(result.code, 0, result.stderr);
-  return result.stdout.trim().split("\n").filter(Boolean).map((line) => JSON.parse(line));
+  const lines = result.stdout.trim().split("\n").filter(Boolean).map((line) => JSON.parse(line));
+  // The first line says what it watches; the others are the sessions'.
+  assert.equal(lines[0]?.event, "start");
+  return lines.slice(1);
 }
 
 async function sleeper(): Promise<

@@ -117,7 +117,10 @@ Deno.test({
       const top = await plainRepo(`${dir}/mono`);
       const root = `${top}/packages/app`;
       await Deno.mkdir(root, { recursive: true });
-      assert.equal((await lifeline(dir, root, "init", "--scope", "project")).code, 0);
+      assert.equal(
+        (await lifeline(dir, root, "init", "--scope", "project", "--root", root)).code,
+        0,
+      );
       assert.match(
         await Deno.readTextFile(`${top}/.git/info/exclude`),
         /^\/packages\/app\/sessions\/\*\/heartbeat$/m,

@@ -4,6 +4,8 @@ import { ownLogLines, runLifeline } from "./helpers/lifeline.ts";
 import { listDir, withTempDir } from "./helpers/temp.ts";
 import { startHookAgent } from "./helpers/hook_agent_process.ts";
 import { registeredPanes } from "../lib/watch/records.ts";
+import { registeredRoots } from "../lib/state/roots.ts";
+import { withLock } from "../lib/state/store.ts";
 
 async function heartbeat(dir: string, input: Record<string, unknown>, env = {}) {
   await Deno.mkdir(`${dir}/project`, { recursive: true });
@@ -36,6 +38,9 @@ Deno.test("hook heartbeat writes epoch seconds and the session registry, and pri
     assert.equal(record.transcript_path, input.transcript_path);
     assert.equal(record.tmux_pane, "%7");
     assert.equal(record.tmux_socket, "/tmp/tmux-1000/work");
+    // Where a revive opens its window: the pane's tmux session, on this very server.
+    assert.equal(record.tmux_session, "$0");
+    assert.equal(record.tmux_server_pid, 4242);
     assert.equal(record.last_event, "PostToolUse");
     assert.equal(record.first_seen, record.last_seen);
     assert.equal(typeof record.agent_pid, "number");
@@ -125,7 +130,7 @@ Deno.test("on SessionEnd the session is ended (and marked finished); its next to
       ["daemon", "stale", "--once", "--json", "--root", `${dir}/project`],
       { env: { HOME: `${dir}/home` } },
     );
-    const line = JSON.parse(tick.stdout.trim());
+    const line = JSON.parse(tick.stdout.trim().split("\n").at(-1)!); // after the start line
     assert.deepEqual([line.state, line.action], ["ended", "none"]);
 
     await heartbeat(dir, input); // resumed
@@ -197,5 +202,42 @@ Deno.test("the registry says which tmux pane of which server each session runs i
         [`${dir}/project`, "other", "/tmp/tmux-1000/a", "%4"],
       ],
     );
+  });
+});
+
+Deno.test("the first heartbeat in a project records its root for the daemon and status, once", async () => {
+  await withTempDir(async (dir) => {
+    const input = await hookInput("hh-tool-ok", "PostToolUse");
+    // A state directory that does not exist yet: the user's first project.
+    const env = { LIFELINE_STATE_DIR: `${dir}/state` };
+    assert.equal((await heartbeat(dir, input, env)).code, 0);
+    assert.deepEqual(await registeredRoots(env), [`${dir}/project`]);
+    const [entry] = await listDir(`${dir}/state/roots`);
+    const before = await Deno.stat(`${dir}/state/roots/${entry}`);
+    await heartbeat(dir, { ...input, session_id: "another" }, env);
+    assert.deepEqual(await listDir(`${dir}/state/roots`), [entry]);
+    const after = await Deno.stat(`${dir}/state/roots/${entry}`);
+    assert.equal(after.ino, before.ino, "a known root is not written again");
+  });
+});
+
+Deno.test("a SessionEnd records why the session ended, even when its registry is busy", async () => {
+  await withTempDir(async (dir) => {
+    const input = await hookInput("hh-tool-ok", "PostToolUse");
+    const project = `${dir}/project`;
+    await heartbeat(dir, input);
+    const sessionDir = `${project}/sessions/${input.session_id}`;
+    // Another heartbeat holds session.json: this one skips the registry, but not the reason.
+    const ended = await withLock(
+      `${sessionDir}/session.json`,
+      () =>
+        heartbeat(dir, { ...input, hook_event_name: "SessionEnd", reason: "prompt_input_exit" }),
+      { root: project, waitMs: 1000 },
+    );
+    assert.equal(ended.code, 0);
+    assert.equal(await Deno.readTextFile(`${sessionDir}/status`).catch(() => ""), "");
+    const end = JSON.parse(await Deno.readTextFile(`${sessionDir}/end.json`));
+    assert.equal(end.reason, "prompt_input_exit");
+    assert.ok(Math.abs(end.at - Date.now()) < 60_000);
   });
 });

@@ -60,7 +60,8 @@ async function tick(dir: string, ...extra: string[]): Promise<Line[]> {
     { env: { HOME: `${dir}/home`, TZ: "UTC" } },
   );
   assert.equal(result.code, 0, result.stderr);
-  return result.stdout.trim().split("\n").filter(Boolean).map((line) => JSON.parse(line));
+  return result.stdout.trim().split("\n").filter(Boolean).map((line) => JSON.parse(line))
+    .filter((line) => !line.event); // the start line
 }
 
 /** A session as `status --json` shows it. */

@@ -85,7 +85,8 @@ Deno.test("the daemon prunes finished sessions idle for over 7 days, and nothing
     assert.equal(result.code, 0, result.stderr);
     const expected = Object.entries(SHAPES).filter(([, s]) => !s.pruned).map(([id]) => id).sort();
     assert.deepEqual(await remaining(dir), expected);
-    const lines = result.stdout.trim().split("\n").map((line) => JSON.parse(line));
+    const lines = result.stdout.trim().split("\n").map((line) => JSON.parse(line))
+      .filter((line) => !line.event);
     assert.deepEqual(
       lines.filter((l) => l.action === "prune").map((l) => l.session).sort(),
       ["delivered-8d", "ended-8d", "marked-delivered-8d", "marked-ended-8d"],

@@ -149,8 +149,9 @@ async function apply(repo: string, o: Op): Promise<void> {
 }
 
 /** `lifeline <args>` in this process, as a user would run it from `cwd`. */
+/** `lifeline <args> --root <cwd>`, run in `cwd`: the root named, a subdirectory of the repository or its top. */
 function cli(args: string[], cwd: string, home: string) {
-  return runInProcess(args, { cwd, env: { HOME: home } });
+  return runInProcess([...args, "--root", cwd], { cwd, env: { HOME: home } });
 }
 
 /** Another session's hooks, writing lifeline's state under `root` until stopped. */

@@ -161,7 +161,7 @@ Deno.test({
         "top.txt": "top\n",
       });
       const root = `${repo}/packages/a`;
-      assert.equal((await lifeline(dir, ["fail", "init"], root)).code, 0);
+      assert.equal((await lifeline(dir, ["fail", "init", "--root", root], root)).code, 0);
       await Deno.writeTextFile(`${root}/x.ts`, "a2 committed\n");
       await Deno.writeTextFile(`${repo}/packages/b/y.ts`, "b2 committed\n");
       await commitAll(repo, "later work in both packages");
@@ -185,6 +185,8 @@ Deno.test({
         "--error",
         "x",
         "--unstable",
+        "--root",
+        root,
       ], root);
       assert.equal(result.code, 0, result.stderr);
       assert.deepEqual(await exactTree(repo, { skip: ["packages/a"] }), outside);
@@ -220,7 +222,7 @@ Deno.test({
         "packages/b/y.ts": "b1\n",
       });
       const root = `${repo}/packages/a`;
-      assert.equal((await lifeline(dir, ["fail", "init"], root)).code, 0);
+      assert.equal((await lifeline(dir, ["fail", "init", "--root", root], root)).code, 0);
       await Deno.writeTextFile(`${root}/x.ts`, "a2 staged\n");
       await git(repo, "add", "packages/a/x.ts");
       await Deno.writeTextFile(`${root}/planned.ts`, "planned\n");
@@ -228,7 +230,7 @@ Deno.test({
       await git(repo, "update-index", "--skip-worktree", "packages/a/skip.ts");
       const beforeA = await exactTree(root, { skip: OWN });
       const args = ["fail", "handle", "--task", "M2", "--skill", "s", "--error", "x", "--unstable"];
-      const result = await lifeline(dir, [...args, "--json"], root);
+      const result = await lifeline(dir, [...args, "--json", "--root", root], root);
       const out = JSON.parse(result.stdout);
       assert.equal(out.rollback.done, true, result.stderr);
       // Meanwhile another agent works in packages/b, and stages it.

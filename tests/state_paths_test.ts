@@ -343,7 +343,8 @@ Deno.test({
         timeoutMs: 10_000,
       });
       assert.equal(result.code, 0, result.stderr);
-      const actions = result.stdout.trim().split("\n").map((line) => JSON.parse(line).action);
+      const actions = result.stdout.trim().split("\n").map((line) => JSON.parse(line))
+        .filter((line) => !line.event).map((line) => line.action);
       assert.deepEqual(actions, ["scavenge", "scavenge"]);
       const handoff = await Deno.readTextFile(`${project}/sessions/a-zero/handoffs/scavenged.md`);
       assert.match(handoff, /The transcript could not be read \(\/dev\/zero: .*not a regular file/);

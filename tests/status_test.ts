@@ -1,6 +1,9 @@
 import assert from "node:assert/strict";
-import { REPO_DIR, runLifeline } from "./helpers/lifeline.ts";
+import { REPO_DIR, runLifeline, spawnLifeline } from "./helpers/lifeline.ts";
 import { listDir, withTempDir } from "./helpers/temp.ts";
+import { runInProcess } from "./helpers/in_process.ts";
+import { registerSession } from "./helpers/sessions.ts";
+import { registerRoot } from "../lib/state/roots.ts";
 
 const IGNORE = Deno.build.os === "windows";
 const TREE = `${REPO_DIR}/tests/fixtures/lifeline/status-tree`;
@@ -157,6 +160,9 @@ Deno.test({
           session: "working",
           advice: ["The last 3 turns failed with overloaded_error. Consider /model opus."],
         }],
+        watchers: [],
+        daemons: [],
+        other_projects: [],
       });
     });
   },
@@ -208,11 +214,102 @@ Deno.test({
         iterations: null,
         tools_over_threshold: [],
         outbox: [],
+        watchers: [],
+        daemons: [],
+        other_projects: [],
       });
       assert.deepEqual(await listDir(dir), [], "status wrote nothing");
     });
   },
 });
+
+Deno.test({
+  name: "status without --root: every registered project, and whether the watcher and daemon run",
+  ignore: IGNORE,
+  async fn() {
+    await withTempDir(async (dir) => {
+      const env = { HOME: `${dir}/home`, LIFELINE_STATE_DIR: `${dir}/state` };
+      const [here, other] = [`${dir}/here`, `${dir}/other`];
+      await registerSession(here, "s-here", { heartbeatAgo: 5, agentPid: Deno.pid });
+      await registerSession(other, "s-other", { heartbeatAgo: 5, agentPid: Deno.pid });
+      await Deno.mkdir(`${other}/.EnjoyHarness`);
+      await Deno.writeTextFile(
+        `${other}/.EnjoyHarness/.circuit-breaker-task-T9`,
+        "error_count: 3\n",
+      );
+      for (const root of [here, other]) await registerRoot(env, root, { now: Date.now() });
+      // A daemon for every registered project runs, holding its lock; no watcher does.
+      const daemon = spawnLifeline(["daemon", "stale", "--interval", "3600"], { env, cwd: dir });
+      try {
+        await waitFor(() => Deno.stat(`${dir}/state/daemon/registered.pid`));
+        const text = await runInProcess(["status"], { cwd: here, env });
+        assert.equal(text.code, 0, text.stderr);
+        const lines = text.stdout.split("\n");
+        assert.equal(lines[0], `lifeline status for ${here}`);
+        assert.ok(lines.includes("watcher: not running (start it: `lifeline watch tmux`)"));
+        assert.ok(lines.includes(`daemon: running (pid ${daemon.pid}: every registered project)`));
+        const others = lines.indexOf("other registered projects:");
+        assert.ok(others > 0, text.stdout);
+        assert.deepEqual(lines.slice(others, others + 4).map((l) => l.replace(/ +/g, " ")), [
+          "other registered projects:",
+          ` ${other}`,
+          " sessions:",
+          " id heartbeat state pane",
+        ]);
+        assert.match(lines[others + 4]!, /^ {6}s-other +\ds +alive +-$/);
+        assert.ok(lines.includes("    open breakers: T9 (3 failures)"));
+
+        const json = JSON.parse(
+          (await runInProcess(["status", "--json"], { cwd: here, env })).stdout,
+        );
+        assert.equal(json.root, here);
+        assert.deepEqual(json.daemons, [{ name: "registered", pid: daemon.pid }]);
+        assert.deepEqual(json.watchers, []);
+        assert.deepEqual(json.other_projects.map((p: { root: string }) => p.root), [other]);
+        assert.deepEqual(json.other_projects[0].sessions.map((x: { id: string }) => x.id), [
+          "s-other",
+        ]);
+
+        // --root narrows it to that project.
+        const narrowed = await runInProcess(["status", "--json", "--root", other], {
+          cwd: here,
+          env,
+        });
+        const only = JSON.parse(narrowed.stdout);
+        assert.equal(only.root, other);
+        assert.deepEqual(only.sessions.map((x: { id: string }) => x.id), ["s-other"]);
+        assert.deepEqual(only.other_projects, []);
+      } finally {
+        daemon.kill("SIGTERM");
+        await daemon.status;
+        await daemon.stdout.cancel();
+        await daemon.stderr.cancel();
+      }
+      // A project that is gone is not shown, and left in the registry: status only reports.
+      await Deno.mkdir(`${dir}/gone`);
+      await registerRoot(env, `${dir}/gone`, { now: Date.now() });
+      await Deno.remove(`${dir}/gone`);
+      const json = JSON.parse(
+        (await runInProcess(["status", "--json"], { cwd: here, env })).stdout,
+      );
+      assert.deepEqual(json.other_projects.map((p: { root: string }) => p.root), [other]);
+      assert.equal((await listDir(`${dir}/state/roots`)).length, 3);
+    });
+  },
+});
+
+async function waitFor(probe: () => Promise<unknown>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      await probe();
+      return;
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+}
 
 /** Every file under `dir` with its content. */
 async function snapshot(dir: string, prefix = ""): Promise<Record<string, string>> {

@@ -6,7 +6,7 @@
  */
 
 import { dirName } from "../core/path.ts";
-import { openStateFile } from "../state/store.ts";
+import { openStateFile, readFileTail } from "../state/store.ts";
 
 /**
  * Opens a transcript for reading: a regular file, never a FIFO or a device (reading one would
@@ -21,25 +21,9 @@ export type TurnOutcome =
   | { kind: "api_error"; key: string; at: number; error: string; message?: string | undefined }
   | { kind: "success"; at: number };
 
-/** The last `maxBytes` of a file as complete lines (the first, partial line is dropped). */
+/** The last `maxBytes` of a transcript as complete lines (the first, partial line is dropped). */
 export async function readTailLines(path: string, maxBytes: number): Promise<string[]> {
-  const file = await openTranscript(path);
-  try {
-    const size = (await file.stat()).size;
-    const start = Math.max(0, size - maxBytes);
-    await file.seek(start, Deno.SeekMode.Start);
-    const buffer = new Uint8Array(size - start);
-    let filled = 0;
-    while (filled < buffer.length) {
-      const n = await file.read(buffer.subarray(filled));
-      if (n === null) break;
-      filled += n;
-    }
-    const lines = new TextDecoder().decode(buffer.subarray(0, filled)).split("\n");
-    return start > 0 ? lines.slice(1) : lines;
-  } finally {
-    file.close();
-  }
+  return (await readFileTail(path, { root: dirName(path), maxBytes })).lines;
 }
 
 const MESSAGE_ROW = /"type"\s*:\s*"(?:user|assistant)"/;

@@ -101,3 +101,17 @@ export function integerFlag(
   }
   return number;
 }
+
+const UNIT_MS: Record<string, number> = { d: 86_400_000, h: 3_600_000, m: 60_000 };
+
+/**
+ * Parses a flag value that is an age (`30m`, `12h`, `2d`) into milliseconds, naming the flag and
+ * an example of its own (`like`) when it is not one.
+ */
+export function ageFlag(name: string, value: string, like: string): number {
+  const match = /^(\d{1,9})([dhm])$/.exec(value.trim());
+  if (!match) {
+    throw new UsageError(`--${name} must be a number and d, h or m (like ${like}), got "${value}"`);
+  }
+  return Number(match[1]) * UNIT_MS[match[2]!]!;
+}

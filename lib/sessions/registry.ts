@@ -29,6 +29,9 @@ export const sessionRecordSchema = lazy(() =>
     tmux_pane: z.nullable(z.string()),
     /** The tmux server's socket path, from `$TMUX`. */
     tmux_socket: z.nullable(z.string()),
+    /** The pane's tmux session (`$<id>`) and its server's pid, from `$TMUX`: where to revive. */
+    tmux_session: z.optional(z.nullable(z.string())),
+    tmux_server_pid: z.optional(z.nullable(z.number())),
     /** The hook's parent pid at the last sighting; the agent is looked up again when it changes. */
     hook_parent_pid: z.optional(z.nullable(z.number())),
     /** The agent process (the hook's parent, past any shell or wrapper), with its identity. */
@@ -75,11 +78,17 @@ export interface AgentIdentity {
   startId?: string | undefined;
 }
 
-/** The tmux socket path from `$TMUX` ("<socket>,<server pid>,<session>"). */
+/** The tmux socket path from `$TMUX` ("<socket>,<server pid>,<session id>"). */
 export function tmuxSocketFromEnv(tmux: string | undefined): string | null {
   if (!tmux) return null;
   const socket = tmux.split(",")[0];
   return socket ? socket : null;
+}
+
+/** The tmux session (as a target, `$<id>`) and server pid from `$TMUX`, when it names them. */
+function tmuxSessionFromEnv(tmux: string | undefined): { session: string; pid: number } | null {
+  const match = /,(\d+),(\d+)$/.exec(tmux ?? "");
+  return match ? { pid: Number(match[1]), session: `$${match[2]}` } : null;
 }
 
 /**
@@ -93,6 +102,7 @@ export function nextSessionRecord(
 ): SessionRecord {
   const at = new Date(now).toISOString();
   const pane = seen.env.TMUX_PANE || null;
+  const tmuxSession = pane ? tmuxSessionFromEnv(seen.env.TMUX) : null;
   return {
     ...current,
     session_id: seen.sessionId,
@@ -101,6 +111,8 @@ export function nextSessionRecord(
     transcript_path: seen.transcriptPath ?? current?.transcript_path ?? null,
     tmux_pane: pane,
     tmux_socket: pane ? tmuxSocketFromEnv(seen.env.TMUX) : null,
+    tmux_session: tmuxSession?.session ?? null,
+    tmux_server_pid: tmuxSession?.pid ?? null,
     hook_parent_pid: seen.hookParentPid ?? current?.hook_parent_pid ?? null,
     agent_pid: seen.agent?.pid ?? current?.agent_pid ?? null,
     agent_command: (seen.agent ? seen.agent.command || null : current?.agent_command) ?? null,
@@ -281,4 +293,41 @@ export async function readSessionRecord(
 export async function readHeartbeat(root: string, sessionId: string): Promise<number | undefined> {
   const result = await readState(sessionPaths(root, sessionId).heartbeat, numberCodec, { root });
   return result.kind === "ok" ? result.value : undefined;
+}
+
+/** `end.json`: why a session ended (SessionEnd's `reason`) and when, in epoch ms. */
+export interface SessionEndRecord {
+  reason: string;
+  at: number;
+}
+
+const sessionEndCodec = jsonCodec((value): SessionEndRecord => {
+  const { reason, at } = (value ?? {}) as Record<string, unknown>;
+  if (typeof reason !== "string" || typeof at !== "number") throw new Error("not an end record");
+  return { reason: reason.slice(0, 100), at };
+});
+
+/**
+ * Records why the session ended. Written on its own, outside the registry's lock, so that a
+ * SessionEnd whose registry update is skipped (another heartbeat holds the lock) still leaves it.
+ */
+export async function recordSessionEnd(
+  root: string,
+  sessionId: string,
+  { reason, now }: { reason: string; now: number },
+): Promise<void> {
+  const record: SessionEndRecord = { reason: reason.slice(0, 100), at: now };
+  await writeFileAtomic(sessionPaths(root, sessionId).end, sessionEndCodec.format(record), {
+    root,
+  });
+}
+
+/** A session's `end.json`, or undefined when it has none (or an unreadable one). */
+export async function readSessionEnd(
+  root: string,
+  sessionId: string,
+): Promise<SessionEndRecord | undefined> {
+  const result = await readState(sessionPaths(root, sessionId).end, sessionEndCodec, { root })
+    .catch(() => undefined);
+  return result?.kind === "ok" ? result.value : undefined;
 }

@@ -9,9 +9,10 @@ import { joinPath } from "../core/path.ts";
 import { runProgram } from "../host/process.ts";
 import { killSwitchPath, stateDir } from "../state/layout.ts";
 import { readKillSwitch } from "../state/kill_switch.ts";
-import { describeError, listNames, numberCodec, openStateFile, readState } from "../state/store.ts";
+import { describeError } from "../state/store.ts";
 import { type Check, type DoctorCheck, fail, ok, warn } from "./check.ts";
 import { gitStateReport } from "./git_exclude.ts";
+import { runningInstances } from "../state/instances.ts";
 
 /** tmux is installed (watch tmux needs it), and its version. */
 export const tmuxCheck: DoctorCheck = {
@@ -133,33 +134,12 @@ export const selfHealCheck: DoctorCheck = {
 };
 
 /** The single-instance locks held in `dir`, with the pid each holder wrote. */
-async function lockHolders(root: string, dir: string) {
-  const held: { name: string; pid: number | null }[] = [];
-  for (const name of (await listNames(dir)).filter((n) => n.endsWith(".lock"))) {
-    const file = await openStateFile(joinPath(dir, name), { root });
-    try {
-      if (await file.tryLock(true)) {
-        await file.unlock();
-        continue;
-      }
-      const base = name.slice(0, -".lock".length);
-      const pid = await readState(joinPath(dir, `${base}.pid`), numberCodec, { root });
-      held.push({ name: base, pid: pid.kind === "ok" ? pid.value : null });
-    } finally {
-      file.close();
-    }
-  }
-  return held;
-}
-
 /** Whether a tmux watcher or stale-session daemon runs (its lock is held). */
 export const watchersCheck: DoctorCheck = {
   name: "watchers",
   summary: "whether a tmux watcher or stale-session daemon runs (its lock is held)",
   async run({ env }) {
-    const own = stateDir(env);
-    const watchers = await lockHolders(own, joinPath(own, "watch"));
-    const daemons = await lockHolders(own, joinPath(own, "daemon"));
+    const { watchers, daemons } = await runningInstances(env);
     const servers = watchers.map((w) => `${w.name} (pid ${w.pid ?? "?"})`).join(", ");
     const pids = daemons.map((d) => `pid ${d.pid ?? "?"}`).join(", ");
     return [
@@ -171,7 +151,8 @@ export const watchersCheck: DoctorCheck = {
       daemons.length > 0 ? ok("watchers", `stale-session daemon running: ${pids}`) : warn(
         "watchers",
         "no stale-session daemon is running",
-        "run `lifeline service install`, or `lifeline daemon stale` in a background shell",
+        "run `lifeline service install`, or `lifeline daemon stale` in a background shell " +
+          "(it looks after every project)",
       ),
     ];
   },

@@ -60,6 +60,13 @@ export const DEFAULT_CONFIG = {
      * are deleted by `daemon stale` and `hook crash`. Live sessions never are.
      */
     pruneAfterDays: 7,
+    /**
+     * After scavenging a session whose agent ran in tmux, resume it in a new window of the same
+     * tmux session (`daemon stale --revive` turns it on for every project).
+     */
+    revive: false,
+    /** The agent command a revive runs; the session id is added as its last argument. */
+    reviveCommand: ["claude", "--resume"],
   },
   watch: {
     intervalSeconds: 60,
@@ -154,6 +161,8 @@ export const configFileSchema = lazy(() => {
       afterSeconds: z.optional(seconds(30 * DAY)),
       intervalSeconds: z.optional(z.number().check(z.minimum(1), z.maximum(DAY))),
       pruneAfterDays: z.optional(seconds(3650)),
+      revive: z.optional(z.boolean()),
+      reviveCommand: z.optional(names()),
     })),
     watch: z.optional(z.strictObject({
       intervalSeconds: z.optional(z.number().check(z.minimum(1), z.maximum(DAY))),

@@ -35,3 +35,18 @@ export async function appendEvent(
   if (size > maxBytes) await renameFile(path, `${path}.1`, { root }).catch(() => {});
   await appendJsonLine(path, record, { root });
 }
+
+/**
+ * A writer that keeps records in a log in the order given, without making its caller wait for
+ * each write: `flush()` waits for them all. A record that cannot be written is dropped (the log
+ * is a record for people; the command goes on).
+ */
+export function eventSink(path: string, { root }: { root: string }) {
+  let pending = Promise.resolve();
+  return {
+    keep(record: Record<string, unknown> & { ts: string }): void {
+      pending = pending.then(() => appendEvent(path, record, { root })).catch(() => {});
+    },
+    flush: (): Promise<void> => pending,
+  };
+}

@@ -100,6 +100,10 @@ export function sessionPaths(root: string, sessionId: string) {
     scavenged: joinPath(handoffs, "scavenged.md"),
     /** lifeline's mark that the session is finished (ended, or its handoff delivered). */
     finished: joinPath(dir, "finished"),
+    /** Why and when the session ended (its SessionEnd), kept apart from the registry's lock. */
+    end: joinPath(dir, "end.json"),
+    /** `daemon stale --revive` resumed the session once: it is never revived again. */
+    revived: joinPath(dir, "revived.json"),
     mcpRetry: (tool: string) => joinPath(dir, `mcp-retry-${validateName("tool name", tool)}.json`),
     failCount: (tool: string) => joinPath(dir, `fail-count-${validateName("tool name", tool)}.txt`),
   };

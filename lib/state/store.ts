@@ -303,6 +303,33 @@ export function openStateFile(path: string, { root }: Within): Promise<Deno.FsFi
 }
 
 /**
+ * The last `maxBytes` before `end` (default: the end of the file) of a state file, as complete
+ * lines: a first line cut in the middle is dropped. `complete` says whether that was all of it.
+ */
+export async function readFileTail(
+  path: string,
+  { root, maxBytes, end }: Within & { maxBytes: number; end?: number },
+): Promise<{ lines: string[]; complete: boolean }> {
+  const file = await openStateFile(path, { root });
+  try {
+    const size = Math.min(end ?? Infinity, (await file.stat()).size);
+    const start = Math.max(0, size - maxBytes);
+    await file.seek(start, Deno.SeekMode.Start);
+    const buffer = new Uint8Array(size - start);
+    let filled = 0;
+    while (filled < buffer.length) {
+      const n = await file.read(buffer.subarray(filled));
+      if (n === null) break;
+      filled += n;
+    }
+    const lines = new TextDecoder().decode(buffer.subarray(0, filled)).split("\n");
+    return { lines: start > 0 ? lines.slice(1) : lines, complete: start === 0 };
+  } finally {
+    file.close();
+  }
+}
+
+/**
  * The entries of a directory below `root` reached without links (entries that are links are
  * listed as such, never followed). Throws NotFound when it is not there.
  */

@@ -18,18 +18,28 @@ export interface InProcessResult {
   stderr: string;
 }
 
-/** Runs `lifeline <args>` from `cwd` with environment `env` (nothing else of the test's). */
+/**
+ * Runs `lifeline <args>` from `cwd` with environment `env` (nothing else of the test's). `out`
+ * lets a test read what a long-running command printed so far.
+ */
 export async function runInProcess(
   args: readonly string[],
-  { cwd, env, stdin = "", now = Date.now, signal = new AbortController().signal }: {
+  {
+    cwd,
+    env,
+    stdin = "",
+    now = Date.now,
+    signal = new AbortController().signal,
+    out = memoryOutput(),
+  }: {
     cwd: string;
     env: Record<string, string>;
     stdin?: string;
     now?: () => number;
     signal?: AbortSignal;
+    out?: ReturnType<typeof memoryOutput>;
   },
 ): Promise<InProcessResult> {
-  const out = memoryOutput();
   const ctx: Context = {
     args,
     env,

@@ -4,15 +4,20 @@
  * @module
  */
 
-/** Writes `sessions/<id>/heartbeat` (`heartbeatAgo` seconds old) and `session.json`. */
+/**
+ * Writes `sessions/<id>/heartbeat` (`heartbeatAgo` seconds old) and `session.json` (first seen
+ * `firstSeenAgo` seconds ago; `record` sets any other field).
+ */
 export async function registerSession(
   project: string,
   id: string,
-  { heartbeatAgo, transcript = null, agentPid = 999_999_97 }: {
+  { heartbeatAgo, transcript = null, agentPid = 999_999_97, firstSeenAgo = 0, record = {} }: {
     heartbeatAgo: number;
     transcript?: string | null;
     /** The recorded agent; the default is a pid no system hands out. */
     agentPid?: number;
+    firstSeenAgo?: number;
+    record?: Record<string, unknown>;
   },
 ): Promise<string> {
   const dir = `${project}/sessions/${id}`;
@@ -28,9 +33,10 @@ export async function registerSession(
       tmux_pane: null,
       tmux_socket: null,
       agent_pid: agentPid,
-      first_seen: new Date().toISOString(),
+      first_seen: new Date(Date.now() - firstSeenAgo * 1000).toISOString(),
       last_seen: new Date().toISOString(),
       last_event: "PostToolUse",
+      ...record,
     }),
   );
   return dir;
