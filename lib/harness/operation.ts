@@ -39,11 +39,6 @@ export class OperationFailedError extends CliError {
   }
 }
 
-/** `20261130T193435Z`, for backup names. */
-export function stamp(now: number): string {
-  return new Date(now).toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");
-}
-
 /**
  * Runs `fn` under a journal and git's `index.lock`. The journal stays behind only when the
  * operation is decided (its `backup` set) and did not finish: the next run finishes it.

@@ -10,7 +10,8 @@ import { git, resolveCommit } from "../host/git.ts";
 import { type Backup, type Manifest, writeBackup } from "./backup.ts";
 import { readIndexEntries } from "./index_entries.ts";
 import { copyIndex, same } from "./apply.ts";
-import { type RunInfo, stamp, toManifest } from "./operation.ts";
+import { compactStamp } from "../core/text.ts";
+import { type RunInfo, toManifest } from "./operation.ts";
 import { inTheWay, planPaths, type Targets, untrackedPaths } from "./plan.ts";
 import { inScope, type Repo } from "./repo.ts";
 import { changedPaths, treeFiles } from "./rollback_plan.ts";
@@ -115,7 +116,7 @@ export async function saveBeforeRestore(
     after: { kind: "restore", backup: backup.ref },
   });
   return await writeBackup(repo, manifest, {
-    name: `before-restore-${stamp(run.now)}`,
+    name: `before-restore-${compactStamp(run.now)}`,
     indexCopy,
     tmp,
   });

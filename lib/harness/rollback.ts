@@ -15,6 +15,7 @@
 
 import { git, repoTop, resolveCommit } from "../host/git.ts";
 import { joinPath } from "../core/path.ts";
+import { compactStamp } from "../core/text.ts";
 import { applyRestore, applyRollback, copyIndex } from "./apply.ts";
 import { type Backup, listBackups, type Manifest, readBackup, writeBackup } from "./backup.ts";
 import {
@@ -30,7 +31,6 @@ import {
   type RunInfo,
   runJournaled,
   savedIndexFile,
-  stamp,
   startApplying,
   toManifest,
   totalNewBytes,
@@ -178,7 +178,7 @@ async function saveAndRollBack(
   });
   refuseOverBudget(held + manifest.new_bytes, settings.maxTotalBytes);
   const ref = await writeBackup(repo, manifest, {
-    name: `${task}-${stamp(run.now)}`,
+    name: `${task}-${compactStamp(run.now)}`,
     indexCopy,
     tmp,
   });

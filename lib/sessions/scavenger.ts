@@ -8,6 +8,7 @@
  */
 
 import { openTranscript } from "../claude/transcript.ts";
+import { shortHash } from "../core/text.ts";
 import { JsonRowSplitter } from "../claude/json_rows.ts";
 import { redact } from "./secrets.ts";
 
@@ -96,13 +97,8 @@ function describeCall(name: string, input: Row): string {
 function callKey(name: string, input: Row): string {
   const json = JSON.stringify(input) ?? "";
   if (json.length <= MAX_CALL_KEY) return `${name}\u0000${json}`;
-  let h = 0x811c9dc5;
-  const mix = (from: number, to: number) => {
-    for (let i = from; i < to; i++) h = Math.imul(h ^ json.charCodeAt(i), 0x01000193);
-  };
-  mix(0, MAX_CALL_KEY / 2);
-  mix(json.length - MAX_CALL_KEY / 2, json.length);
-  return `${name}\u0000${json.length}\u0000${(h >>> 0).toString(16)}`;
+  const ends = json.slice(0, MAX_CALL_KEY / 2) + json.slice(-MAX_CALL_KEY / 2);
+  return `${name}\u0000${json.length}\u0000${shortHash(ends)}`;
 }
 
 /** Collects a transcript's summary one row at a time. */
