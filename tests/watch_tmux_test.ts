@@ -4,6 +4,7 @@
 // against older builds; finer behaviour is in watch_engine_test.ts.
 import assert from "node:assert/strict";
 import { screen } from "./helpers/fixtures.ts";
+import { runInProcess } from "./helpers/in_process.ts";
 import { REPO_DIR, runLifeline, spawnLifeline } from "./helpers/lifeline.ts";
 import { agentScreen, clockTime, dialogScreen, monthDay } from "./helpers/screens.ts";
 import { type AgentPane, type TmuxHarness, withTmux } from "./helpers/tmux_harness.ts";
@@ -57,8 +58,12 @@ function parseLines(stdout: string): Line[] {
   return stdout.trim().split("\n").filter(Boolean).map((line) => JSON.parse(line));
 }
 
+/**
+ * One `watch tmux --once --json` scan, in this process (the command's own code, on the real tmux
+ * server; the tests that need the process itself, its start line, signals and exit, spawn it).
+ */
 async function watchOnce(tmux: TmuxHarness, dir: string, extra: string[] = []): Promise<Line[]> {
-  const result = await runLifeline(
+  const result = await runInProcess(
     [
       "watch",
       "tmux",
@@ -70,7 +75,7 @@ async function watchOnce(tmux: TmuxHarness, dir: string, extra: string[] = []): 
       `${dir}/project`,
       ...extra,
     ],
-    { env: envOf(dir), timeoutMs: 90_000 },
+    { env: envOf(dir), cwd: dir },
   );
   assert.equal(result.code, 0, result.stderr);
   return parseLines(result.stdout).filter((l) => l.pane !== undefined);
