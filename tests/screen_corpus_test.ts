@@ -15,6 +15,12 @@ const KNOWN_MISSES: Record<string, string> = {
     "the client exited under a stale trust dialog; read as the dialog (nothing is typed)",
   "public/claude-auto-retry-companion-only.txt":
     "a limit notice hanging under a tool's summary reads as that tool's output (nothing is typed)",
+  // Other resumers' strings, not renders: the 2.1.328 client draws a box only around a reply's
+  // table or block, so a banner in a box is a quote (probe/assistant-table-with-banner-080x24).
+  "public/claude-auto-retry-boxed-banner.txt":
+    "a banner in a box is read as quoted text, as the real client's boxes are (nothing is typed)",
+  "public/herdr-boxed-limit-menu.txt":
+    "a limit menu in a box is read as a prompt, not as the client's menu (nothing is typed)",
 };
 
 const corpus = await loadCorpus();

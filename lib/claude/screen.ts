@@ -195,6 +195,19 @@ function unframe(lines: readonly string[]): string[] {
   });
 }
 
+/**
+ * The conversation, with what stands in a box (a table, a boxed block of a reply, a boxed
+ * prompt) marked as quoted text: in a box, a limit banner or an API error is somebody's text,
+ * never the client's notice (a box still shows a prompt: prompts are looked for in every item).
+ */
+function quoteFramed(lines: readonly string[]): string[] {
+  return lines.map((line) => {
+    if (FRAME_TOP.test(line) || FRAME_BOTTOM.test(line)) return "";
+    const framed = FRAMED.exec(line);
+    return framed ? `▎ ${framed[1]!.trim()}` : line;
+  });
+}
+
 /** Where the input box is: its text, and the lines above and below it. */
 function findInputBox(
   lines: readonly string[],
@@ -310,7 +323,9 @@ export function parseItems(lines: readonly string[], width: number): Item[] {
       push("status", bare(text), i);
       continue;
     }
-    if (indent <= 4 && text.startsWith("⚠")) {
+    // A `⚠` row indented under a reply or a tool call is part of it, not the client's notice.
+    const continues = current && ["assistant", "tool", "quote"].includes(current.kind);
+    if (text.startsWith("⚠") && (indent <= 1 || (indent <= 4 && !continues))) {
       push("notice", bare(text), i);
       continue;
     }
@@ -359,7 +374,7 @@ export function parseScreen(text: string): Screen {
   const width = rules.length > 0 ? Math.max(...rules) : Math.max(0, ...lines.map((l) => l.length));
   const box = findInputBox(lines, width);
   if (box) {
-    const conversation = unframe(lines.slice(0, box.above));
+    const conversation = quoteFramed(lines.slice(0, box.above));
     return {
       lines,
       width,
@@ -378,7 +393,7 @@ export function parseScreen(text: string): Screen {
   for (let back = 1; back <= Math.min(4, lines.length); back++) {
     const at = lines.length - back;
     if (!(/^❯\u00a0/.test(raw.at(-back) ?? "") || /^\s{0,2}[❯>]$/.test(lines[at]!))) continue;
-    const conversation = unframe(lines.slice(0, at));
+    const conversation = quoteFramed(lines.slice(0, at));
     return {
       lines,
       width,
@@ -393,7 +408,7 @@ export function parseScreen(text: string): Screen {
   // No input box: a dialog or prompt stands below the last rule, when there is one.
   let rule = lines.length - 1;
   while (rule >= 0 && !RULE.test(lines[rule]!) && !DIALOG_TOP.test(lines[rule]!)) rule--;
-  const conversation = unframe(rule >= 0 ? lines.slice(0, rule) : lines);
+  const conversation = quoteFramed(rule >= 0 ? lines.slice(0, rule) : lines);
   return {
     lines,
     width,
@@ -665,8 +680,13 @@ export function readScreen(text: string): ScreenReading {
   return { ...base, state: "normal", rule: "nothing to act on" };
 }
 
+/**
+ * An API error that names no status lifeline knows: one with a 4xx status other than 429 is a
+ * request refused (a permanent problem, above); any other is retried like a server error.
+ */
 function namedApiError(text: string): NamedPattern | undefined {
-  return /^API Error\b/i.test(text) ? { name: "API error", pattern: /^API Error\b/i } : undefined;
+  if (!/^API Error\b/i.test(text) || /^API Error:? \(?4\d\d\b/i.test(text)) return undefined;
+  return { name: "API error", pattern: /^API Error\b/i };
 }
 
 /** The latest item that is not a companion row (turn durations, notices). */

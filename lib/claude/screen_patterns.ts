@@ -180,6 +180,12 @@ export const PERMANENT_PROBLEMS: readonly NamedPattern[] = [
   },
   { name: "the prompt is too long", pattern: /Prompt is too long/i },
   {
+    // 400/404/413/422: the request itself is refused; sending it again gets the same answer.
+    name: "a request the API refuses",
+    pattern:
+      /API Error:? \(?(?:400|404|413|422)\b|invalid_request_error|not_found_error|request_too_large|Image was too large/i,
+  },
+  {
     name: "cloud credentials",
     pattern:
       /Could not load (?:the )?credentials|security token included in the request is (?:invalid|expired)|credentials? (?:have |has )?expired|UnrecognizedClientException|AccessDeniedException|Could not find default credentials/i,
