@@ -32,7 +32,7 @@ if (import.meta.main) {
     out: streamOutput(Deno.stdout, Deno.stderr),
     now: () => Date.now(),
     random: Math.random,
-    timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone,
+    timeZone: () => Intl.DateTimeFormat().resolvedOptions().timeZone,
     hostname: () => Deno.hostname(),
     signal: abort.signal,
   };

@@ -210,7 +210,7 @@ export async function run(ctx: Context): Promise<number> {
   const root = await existingRoot(args.root, ctx.cwd);
   const config = await loadConfig(ctx.env, root);
   const ownRoot = await ownStateRoot(ctx.env);
-  const settings = watchSettings(config, args, ctx.timeZone);
+  const settings = watchSettings(config, args, ctx.timeZone());
   const out = renderer(ctx, args.json, { path: eventLogPath(ctx.env, "watch"), root: ownRoot });
   const roots = async () => [...new Set([root, ...await registeredRoots(ctx.env)])];
   const ownLog = unregisteredLog(ownRoot);

@@ -40,7 +40,7 @@ export async function runInProcess(
     out,
     now,
     random: Math.random,
-    timeZone: "UTC",
+    timeZone: () => "UTC",
     hostname: () => "test-host",
     signal,
   };
