@@ -6,6 +6,44 @@ import { hookCases } from "../bench/hook_cases.ts";
 import { childEnv, lifelinePermissionFlags, ownLogLines, REPO_DIR } from "./helpers/lifeline.ts";
 import { withTempDir } from "./helpers/temp.ts";
 
+/** A module of the graph `deno info` sees, by its path in the repository, and its code imports. */
+type Graph = Map<string, { path: string; dynamic: boolean }[]>;
+
+async function moduleGraph(entry: string): Promise<Graph> {
+  const info = await new Deno.Command(Deno.execPath(), {
+    args: ["info", "--json", entry],
+    cwd: REPO_DIR,
+    stderr: "inherit",
+  }).output();
+  assert.ok(info.success, `deno info ${entry}`);
+  const { modules } = JSON.parse(new TextDecoder().decode(info.stdout)) as {
+    modules: {
+      specifier: string;
+      dependencies?: { code?: { specifier: string }; isDynamic?: boolean }[];
+    }[];
+  };
+  const local = (specifier: string) => specifier.replace(`file://${REPO_DIR}/`, "");
+  return new Map(modules.map((m) => [
+    local(m.specifier),
+    (m.dependencies ?? []).flatMap((d) =>
+      d.code ? [{ path: local(d.code.specifier), dynamic: d.isDynamic === true }] : []
+    ),
+  ]));
+}
+
+/**
+ * The modules reached from `entry` through code imports: those evaluated when it loads (static
+ * imports), or, with `dynamic`, also those `deno run` reads before it runs (it follows every
+ * `import("…")` whose specifier is a literal).
+ */
+function reached(graph: Graph, entry: string, { dynamic }: { dynamic: boolean }): Set<string> {
+  const seen = new Set([entry]);
+  for (const path of seen) {
+    for (const dep of graph.get(path) ?? []) if (dynamic || !dep.dynamic) seen.add(dep.path);
+  }
+  return seen;
+}
+
 /** What the probe saw while `lifeline <args>` ran on `stdin` (from source, with `deno run`). */
 async function probe(
   args: string[],
@@ -53,4 +91,13 @@ Deno.test("the benchmarked hook calls start no ICU time zone (Intl.DateTimeForma
       });
     }
   });
+});
+
+Deno.test("before a command runs, deno run reads only main.ts, the command table and lib/core", async () => {
+  const read = reached(await moduleGraph("main.ts"), "main.ts", { dynamic: true });
+  const beyond = [...read].filter((path) =>
+    !["main.ts", "deno.json", "commands/mod.ts", "lib/claude/hook_names.ts"].includes(path) &&
+    !path.startsWith("lib/core/")
+  );
+  assert.deepEqual(beyond, []);
 });
