@@ -7,6 +7,7 @@
  */
 
 import { hookInput, transcriptPath } from "../tests/helpers/fixtures.ts";
+import { registerSession } from "../tests/helpers/sessions.ts";
 import type { LatencyCase } from "./hook_latency.ts";
 
 /** The timed hook calls, for a project at `project` (which must exist). */
@@ -44,24 +45,19 @@ export async function hookCases(project: string): Promise<LatencyCase[]> {
 }
 
 /**
- * `count` sessions, each with a fresh loop state, a heartbeat and a registry entry whose transcript
- * is a real one (so the previous session's transcript tail is read, as in life).
+ * `count` sessions, each with a fresh loop state, a heartbeat and a registry entry as `hook
+ * heartbeat` writes it, whose transcript is a real one (so the previous session's transcript tail
+ * is read, as in life).
  */
 export async function populateSessions(root: string, count: number): Promise<void> {
   const now = Math.floor(Date.now() / 1000);
   const transcript = `${root}/transcript.jsonl`;
   await Deno.copyFile(transcriptPath("hh-tool-fail"), transcript);
   for (let i = 0; i < count; i++) {
-    const dir = `${root}/sessions/bench-${i}`;
-    await Deno.mkdir(dir, { recursive: true });
+    const dir = await registerSession(root, `bench-${i}`, { heartbeatAgo: 0, transcript });
     await Deno.writeTextFile(
       `${dir}/ralph.json`,
       JSON.stringify({ active: true, last_checked_at: now, iteration: i }),
-    );
-    await Deno.writeTextFile(`${dir}/heartbeat`, `${now}\n`);
-    await Deno.writeTextFile(
-      `${dir}/session.json`,
-      JSON.stringify({ session_id: `bench-${i}`, root, transcript_path: transcript }),
     );
   }
 }

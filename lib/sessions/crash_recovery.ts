@@ -75,16 +75,16 @@ interface LoopFile {
 }
 
 /** Edits rewrite only the fields lifeline changes: big numbers and every other byte survive. */
-const loopCodec: Codec<LoopFile> = {
-  parse(text) {
+const loopCodec = {
+  parse(text: string): LoopFile {
     const state = JSON.parse(text);
     if (state === null || typeof state !== "object" || Array.isArray(state)) {
       throw new Error("not a JSON object");
     }
     return { text, state };
   },
-  format: (file) => file.text,
-};
+  format: (file: LoopFile) => file.text,
+} satisfies Codec<LoopFile>;
 
 function ago(seconds: number): string {
   if (seconds < 120) return `${seconds}s`;

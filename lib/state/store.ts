@@ -21,14 +21,17 @@ import { CliError } from "../core/cli.ts";
 import { jitterFraction, uniqueSuffix } from "../core/text.ts";
 import { baseName, dirName, joinPath, relativeTo } from "../core/path.ts";
 
-/** How a state file's text becomes a value and back. `parse` throws on bad input. */
+/**
+ * How a state file's text becomes a value and back. `parse` throws (or rejects) on bad input; it
+ * may be asynchronous, for a validator that loads what explains a rejection only then.
+ */
 export interface Codec<T> {
-  parse(text: string): T;
+  parse(text: string): T | Promise<T>;
   format(value: T): string;
 }
 
-/** A JSON codec; `validate` turns parsed JSON into a value or throws. */
-export function jsonCodec<T>(validate: (value: unknown) => T): Codec<T> {
+/** A JSON codec; `validate` turns parsed JSON into a value or throws (or rejects). */
+export function jsonCodec<T>(validate: (value: unknown) => T | Promise<T>): Codec<T> {
   return {
     parse: (text) => validate(JSON.parse(text)),
     format: (value) => JSON.stringify(value, null, 2) + "\n",
@@ -36,14 +39,14 @@ export function jsonCodec<T>(validate: (value: unknown) => T): Codec<T> {
 }
 
 /** A file that holds one non-negative whole number, like `date +%s > heartbeat` writes. */
-export const numberCodec: Codec<number> = {
-  parse(text) {
+export const numberCodec = {
+  parse(text: string): number {
     const trimmed = text.trim();
     if (!/^\d+$/.test(trimmed)) throw new Error(`expected a whole number, found ${show(trimmed)}`);
     return Number(trimmed);
   },
-  format: (value) => `${value}\n`,
-};
+  format: (value: number) => `${value}\n`,
+} satisfies Codec<number>;
 
 function show(text: string): string {
   return JSON.stringify(text.length > 40 ? text.slice(0, 40) + "…" : text);
@@ -496,7 +499,7 @@ export async function readState<T>(
     throw error;
   }
   try {
-    return { kind: "ok", value: codec.parse(text) };
+    return { kind: "ok", value: await codec.parse(text) };
   } catch (error) {
     return { kind: "corrupt", reason: describeError(error) };
   }
