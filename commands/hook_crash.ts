@@ -89,7 +89,8 @@ export async function handle(request: HookRequest): Promise<HookOutput | null> {
   } else if (!isEvent(input, "SessionStart")) {
     return null;
   }
-  await writeFileAtomic(marker, new Date(now).toISOString() + "\n", { root });
+  // A hint, not state: lost in a power cut, it costs one more scan at the next prompt.
+  await writeFileAtomic(marker, new Date(now).toISOString() + "\n", { root, durable: false });
 
   const config = await request.config();
   const waitMs = await request.lockWaitMs();

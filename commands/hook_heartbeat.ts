@@ -11,6 +11,8 @@ import { HOOK_FLAGS_HELP, type HookRequest, runHook } from "../lib/claude/hook_i
 import { logToOwnLog } from "../lib/state/own_log.ts";
 import { agentProcess } from "../lib/host/proc.ts";
 import { LockTimeoutError } from "../lib/state/store.ts";
+import { importLater } from "../lib/core/lazy.ts";
+import type * as RecoveryLog from "../lib/state/recovery_log.ts";
 import {
   type AgentIdentity,
   recordSighting,
@@ -91,7 +93,10 @@ async function record(
     findAgent: (known) => findAgent(known, ctx.ppid),
   }, { now, waitMs });
   if (status?.from === "scavenged") {
-    const { logRecovery } = await import("../lib/state/recovery_log.ts"); // rarely needed
+    const { logRecovery } = await importLater<typeof RecoveryLog>(
+      "../lib/state/recovery_log.ts",
+      import.meta.url,
+    ); // rarely needed
     await logRecovery(root, {
       ts: new Date(now).toISOString(),
       session: input.session_id,

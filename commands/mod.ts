@@ -2,10 +2,9 @@
  * The command table and the dispatcher. Each command's module is loaded with `import()` only when
  * that command runs, so a hook loads its own modules and nothing else.
  *
- * The modules are named by computed specifiers (see {@linkcode loadCommand}): an `import("…")`
- * with a literal makes `deno run` read the module's whole graph before anything runs, which for
- * this table is most of lifeline (~100 files, ~3 ms on every hook call). `deno compile --include
- * commands` bundles them instead (deno.json, release.yml).
+ * The modules are imported by computed specifiers (`importLater`): with `import("…")` literals,
+ * `deno run` would read the graph of every command before running one, most of lifeline (~100
+ * files, ~3 ms on every hook call). `deno compile --include commands` bundles them.
  *
  * @module
  */
@@ -19,16 +18,16 @@ import {
   usageLine,
 } from "../lib/core/cli.ts";
 import { StdoutClosedError } from "../lib/core/output.ts";
+import { importLater } from "../lib/core/lazy.ts";
 import { closest } from "../lib/core/suggest.ts";
 import { HOOK_NAMES, type HookName } from "../lib/claude/hook_names.ts";
 
 /** `watch_pause.ts` holds two commands. */
 type WatchPause = Record<"pause" | "resume", CommandModule>;
 
-/** Loads `commands/<file>`; the specifier is computed, so no module graph is read before it runs. */
+/** Loads `commands/<file>`. */
 function loadCommand<T = CommandModule>(file: string): Promise<T> {
-  const specifier = `./${file}`;
-  return import(specifier);
+  return importLater<T>(`./${file}`, import.meta.url);
 }
 
 /** One row of the command table. */

@@ -101,3 +101,56 @@ Deno.test("before a command runs, deno run reads only main.ts, the command table
   );
   assert.deepEqual(beyond, []);
 });
+
+/**
+ * How many modules `deno run` reads to run each hook (its graph, past main.ts's): a budget, so
+ * that a new import on a hook's path is a decision, not an accident (each costs ~0.2 ms on every
+ * tool call). None of them is zod.
+ */
+const HOOK_MODULE_BUDGET: Record<string, number> = {
+  "commands/hook_heartbeat.ts": 10,
+  "commands/hook_remind.ts": 10,
+  "commands/hook_track.ts": 9,
+  "commands/hook_crash.ts": 19,
+};
+
+Deno.test("each hook's path reads few modules, and never zod", async (t) => {
+  const before = reached(await moduleGraph("main.ts"), "main.ts", { dynamic: true });
+  for (const [hook, budget] of Object.entries(HOOK_MODULE_BUDGET)) {
+    await t.step(hook, async () => {
+      const read = [...reached(await moduleGraph(hook), hook, { dynamic: true })]
+        .filter((path) => !before.has(path));
+      assert.ok(!read.includes("lib/vendor/zod_mini.js"), read.join(" "));
+      assert.ok(read.length <= budget, `${read.length} modules: ${read.join(" ")}`);
+    });
+  }
+});
+
+/** The modules imported by `importLater`, by their path in the repository. */
+async function laterImported(): Promise<Set<string>> {
+  const found = new Set<string>();
+  for (const dir of ["lib", "commands"]) {
+    for await (const entry of Deno.readDir(`${REPO_DIR}/${dir}`)) {
+      const paths = entry.isDirectory
+        ? (await Array.fromAsync(Deno.readDir(`${REPO_DIR}/${dir}/${entry.name}`)))
+          .map((inner) => `${dir}/${entry.name}/${inner.name}`)
+        : [`${dir}/${entry.name}`];
+      for (const path of paths.filter((p) => p.endsWith(".ts"))) {
+        const text = await Deno.readTextFile(`${REPO_DIR}/${path}`);
+        for (const [, specifier] of text.matchAll(/importLater<[^>]*>\(\s*"([^"]+)"/g)) {
+          found.add(new URL(specifier!, `file:///${path}`).pathname.slice(1));
+        }
+      }
+    }
+  }
+  return found;
+}
+
+Deno.test("commands/lazy_modules.ts names every module imported by importLater, for deno compile", async () => {
+  const later = [...await laterImported()].filter((path) => !path.startsWith("commands/"));
+  assert.ok(later.length > 5, later.join(" "));
+  const named = reached(await moduleGraph("commands/lazy_modules.ts"), "commands/lazy_modules.ts", {
+    dynamic: true,
+  });
+  assert.deepEqual(later.filter((path) => !named.has(path)), []);
+});

@@ -10,9 +10,8 @@
  */
 
 import type { Context, StdinReader } from "../core/cli.ts";
-import { type Config, DEFAULT_CONFIG, loadConfig } from "../state/config.ts";
-import { describeIssue, issuePath } from "../core/json_text.ts";
-import { lazy } from "../core/lazy.ts";
+import type { Config } from "../state/config.ts";
+import { importLater, lazy } from "../core/lazy.ts";
 import {
   array,
   boolean,
@@ -27,6 +26,9 @@ import {
 } from "../core/shape.ts";
 import { logToOwnLog } from "../state/own_log.ts";
 import { resolveHookRoot, validateName } from "../state/layout.ts";
+import type * as JsonText from "../core/json_text.ts";
+import type * as Flags from "../core/flags.ts";
+import type * as ConfigModule from "../state/config.ts";
 
 // ---------------------------------------------------------------------------------------------
 // Input
@@ -149,6 +151,10 @@ export async function parseHookInput(text: string): Promise<HookInput> {
     : OTHER_INPUT_SHAPE;
   const result = await safeParseShape<HookInput>(shape, json);
   if (!result.success) {
+    const { describeIssue, issuePath } = await importLater<typeof JsonText>(
+      "../core/json_text.ts",
+      import.meta.url,
+    ); // rejections only
     const issue = result.error.issues[0]!;
     throw new HookInputError(`${issuePath(issue.path)}: ${describeIssue(issue, json)}`);
   }
@@ -301,7 +307,7 @@ Always exits 0 on bad input or internal failure, and logs one line to lifeline's
 
 async function parseHookFlags(args: readonly string[]): Promise<HookFlags> {
   if (args.length === 0) return { background: false }; // the usual case: skip loading node:util
-  const { parseFlags } = await import("../core/flags.ts");
+  const { parseFlags } = await importLater<typeof Flags>("../core/flags.ts", import.meta.url);
   const { values } = parseFlags(args, {
     root: { type: "string" },
     background: { type: "boolean" },
@@ -340,8 +346,13 @@ export async function runHook(
     session = validateName("session id", input.session_id);
     root = resolveHookRoot({ flag: flags.root, env: ctx.env, inputCwd: input.cwd, cwd: ctx.cwd });
     const where = { session, root };
-    const config = lazy(() =>
-      loadConfig(ctx.env, where.root).catch(async (error) => {
+    // Loaded on first use: the heartbeat never needs it, and most calls of the others neither.
+    const config = lazy(async () => {
+      const { DEFAULT_CONFIG, loadConfig } = await importLater<typeof ConfigModule>(
+        "../state/config.ts",
+        import.meta.url,
+      );
+      return await loadConfig(ctx.env, where.root).catch(async (error) => {
         await logToOwnLog(ctx.env, {
           command: `hook ${name}`,
           message: "invalid config, using defaults",
@@ -349,8 +360,8 @@ export async function runHook(
           ...where,
         });
         return DEFAULT_CONFIG;
-      })
-    );
+      });
+    });
     const lockWaitMs = async () => flags.background ? 0 : (await config()).hooks.lockWaitMs;
     const output = await handle({ input, root, flags, ctx, config, lockWaitMs });
     if (output) ctx.out.json(output);

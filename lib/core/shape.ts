@@ -14,6 +14,8 @@
  */
 
 import type { IssueLike } from "./json_text.ts";
+import { importLater } from "./lazy.ts";
+import type * as ShapeZod from "./shape_zod.ts";
 
 /** What {@linkcode Shape.read} returns for a value the shape does not accept. */
 export const REJECTED: unique symbol = Symbol("rejected");
@@ -173,7 +175,7 @@ export type ShapeResult<T> =
 export async function safeParseShape<T>(shape: Shape<T>, value: unknown): Promise<ShapeResult<T>> {
   const read = shape.read(value);
   if (read !== REJECTED) return { success: true, data: read };
-  const { zodSafeParse } = await import("./shape_zod.ts");
+  const { zodSafeParse } = await importLater<typeof ShapeZod>("./shape_zod.ts", import.meta.url);
   return zodSafeParse(shape, value);
 }
 

@@ -12,6 +12,9 @@
  * @module
  */
 
+import { importLater } from "../core/lazy.ts";
+import type * as Process from "./process.ts";
+
 /** A running process. */
 export interface ProcessInfo {
   pid: number;
@@ -138,7 +141,7 @@ async function lookupPs(pid: number): Promise<ProcessLookup> {
   let result;
   try {
     // Loaded here: on Linux no hook needs it, and every module costs start-up time.
-    const { runProgram } = await import("./process.ts");
+    const { runProgram } = await importLater<typeof Process>("./process.ts", import.meta.url);
     // UTC and the C locale: the start time is then the same text whoever runs ps, and parseable.
     result = await runProgram("ps", ["-o", "ppid=,lstart=,comm=", "-p", String(pid)], {
       env: { TZ: "UTC", LC_ALL: "C" },

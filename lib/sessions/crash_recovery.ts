@@ -19,7 +19,6 @@ import {
   parseTimestamp,
   summarizePlan,
 } from "./crash_recovery_policy.ts";
-import { otherLockHolders, recordedProcessState } from "../host/proc.ts";
 import {
   type Codec,
   describeError,
@@ -34,9 +33,12 @@ import {
   writeNewFile,
 } from "../state/store.ts";
 import { markFinished, readSessionStatus } from "./registry.ts";
-import { assessSession, type SessionAssessment } from "./liveness.ts";
-import { pruneSession } from "./prune.ts";
+import type { SessionAssessment } from "./liveness.ts";
 import { listSessions, readSmallFileSync, type SkippedEntry } from "./session_list.ts";
+import type * as Proc from "../host/proc.ts";
+import type * as Liveness from "./liveness.ts";
+import type * as Prune from "./prune.ts";
+import { importLater } from "../core/lazy.ts";
 
 /** One thing the scan found, and what it did. */
 export interface Finding {
@@ -268,7 +270,12 @@ async function claimFiles(root: string, dir: string, depth = 0): Promise<string[
 }
 
 async function ownerState(owner: ClaimOwner) {
-  return owner.pid === undefined ? "not checked" as const : await recordedProcessState({
+  if (owner.pid === undefined) return "not checked" as const;
+  const { recordedProcessState } = await importLater<typeof Proc>(
+    "../host/proc.ts",
+    import.meta.url,
+  ); // stale claims only
+  return await recordedProcessState({
     pid: owner.pid,
   });
 }
@@ -288,6 +295,7 @@ async function lockHeld(file: Deno.FsFile): Promise<boolean | "unknown"> {
   }
   if (!taken) return true;
   const { ino } = await file.stat();
+  const { otherLockHolders } = await importLater<typeof Proc>("../host/proc.ts", import.meta.url);
   const holders = ino === null ? null : await otherLockHolders(ino, Deno.pid);
   return holders !== null && holders.length > 0;
 }
@@ -489,6 +497,12 @@ async function scanLifecycle(
   options: ScanOptions,
   prunes: { left: number },
 ): Promise<Finding[]> {
+  // Loaded here: most scans meet no session with a lifecycle, and these modules are a third of the
+  // hook's.
+  const [{ assessSession }, { pruneSession }] = await Promise.all([
+    importLater<typeof Liveness>("./liveness.ts", import.meta.url),
+    importLater<typeof Prune>("./prune.ts", import.meta.url),
+  ]);
   const judged = await assessSession(root, survey.id, {
     now: options.now,
     staleAfterSeconds: options.staleAfterSeconds,

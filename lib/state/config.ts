@@ -13,6 +13,8 @@ import type { configFileSchema } from "./config_schema.ts";
 import { dirName } from "../core/path.ts";
 import { projectPaths, userConfigPath } from "./layout.ts";
 import { readStateText } from "./store.ts";
+import type * as ConfigSchema from "./config_schema.ts";
+import { importLater } from "../core/lazy.ts";
 
 /** Every setting, with its default. Times are in seconds unless the name says otherwise. */
 export const DEFAULT_CONFIG = {
@@ -140,7 +142,10 @@ export async function parseConfigFile(file: string, text: string): Promise<Confi
     const { line, column, reason } = json.error;
     throw new ConfigError(file, `line ${line}, column ${column}`, `not valid JSON (${reason})`);
   }
-  const { checkConfigFile } = await import("./config_schema.ts");
+  const { checkConfigFile } = await importLater<typeof ConfigSchema>(
+    "./config_schema.ts",
+    import.meta.url,
+  );
   const result = checkConfigFile(json.value);
   if (result.success) return result.data;
   const issue = result.error.issues[0]!;
