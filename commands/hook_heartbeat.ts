@@ -7,8 +7,12 @@
  */
 
 import type { Context } from "../lib/core/cli.ts";
-import { HOOK_FLAGS_HELP, type HookRequest, runHook } from "../lib/claude/hook_io.ts";
-import { logToOwnLog } from "../lib/state/own_log.ts";
+import {
+  HOOK_FLAGS_HELP,
+  type HookRequest,
+  logHookProblem,
+  runHook,
+} from "../lib/claude/hook_io.ts";
 import { agentProcess } from "../lib/host/proc.ts";
 import { LockTimeoutError } from "../lib/state/store.ts";
 import { importLater } from "../lib/core/lazy.ts";
@@ -68,7 +72,7 @@ export async function handle({ input, root, ctx, lockWaitMs }: HookRequest): Pro
     if (!(error instanceof LockTimeoutError)) throw error;
     // The heartbeat file is written; another heartbeat holds session.json and is recording the
     // same facts. Background hooks never wait (DESIGN §5), so this one skips it.
-    await logToOwnLog(ctx.env, {
+    await logHookProblem(ctx.env, {
       command: "hook heartbeat",
       message: "session.json is busy (another heartbeat is writing it); skipped",
       session: input.session_id,

@@ -101,7 +101,7 @@ export async function handle(request: HookRequest): Promise<HookOutput | null> {
       "../lib/advice/tool_fallback.ts",
       import.meta.url,
     );
-    fresh = await onToolFailure(request, input, await request.config());
+    fresh = await onToolFailure(request, input);
   } else if (isEvent(input, "PostToolUse")) {
     await onToolSuccess(request, input.tool_name);
   } else {

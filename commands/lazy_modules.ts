@@ -15,11 +15,13 @@ export const LAZY_MODULES = {
   "lib/core/flags.ts": () => import("../lib/core/flags.ts"),
   "lib/core/json_text.ts": () => import("../lib/core/json_text.ts"),
   "lib/core/shape_zod.ts": () => import("../lib/core/shape_zod.ts"),
+  "lib/core/suggest.ts": () => import("../lib/core/suggest.ts"),
   "lib/host/proc.ts": () => import("../lib/host/proc.ts"),
   "lib/host/process.ts": () => import("../lib/host/process.ts"),
   "lib/sessions/liveness.ts": () => import("../lib/sessions/liveness.ts"),
   "lib/sessions/prune.ts": () => import("../lib/sessions/prune.ts"),
   "lib/state/config.ts": () => import("../lib/state/config.ts"),
   "lib/state/config_schema.ts": () => import("../lib/state/config_schema.ts"),
+  "lib/state/own_log.ts": () => import("../lib/state/own_log.ts"),
   "lib/state/recovery_log.ts": () => import("../lib/state/recovery_log.ts"),
 };

@@ -19,7 +19,7 @@ import {
 } from "../lib/core/cli.ts";
 import { StdoutClosedError } from "../lib/core/output.ts";
 import { importLater } from "../lib/core/lazy.ts";
-import { closest } from "../lib/core/suggest.ts";
+import type * as Suggest from "../lib/core/suggest.ts";
 import { HOOK_NAMES, type HookName } from "../lib/claude/hook_names.ts";
 
 /** `watch_pause.ts` holds two commands. */
@@ -242,8 +242,10 @@ function reportError(ctx: Context, report: ErrorReport): number {
 }
 
 /** What is wrong with a command line that names no command: the message and the usage line. */
-function unknownCommand(words: readonly string[]): { error: string; usage: string } {
+async function unknownCommand(words: readonly string[]): Promise<{ error: string; usage: string }> {
   const [first = "", sub] = words;
+  // Loaded here: a mistyped command line is the only one that needs it.
+  const { closest } = await importLater<typeof Suggest>("../lib/core/suggest.ts", import.meta.url);
   if (groups().has(first)) {
     const subs = groupCommands(first).map((c) => c.name.split(" ")[1]!);
     if (sub === undefined || sub.startsWith("-")) {
@@ -279,7 +281,7 @@ async function printHelp(ctx: Context, words: readonly string[], version: string
     ctx.out.line(mainHelp(version));
     return EXIT.ok;
   }
-  return reportError(ctx, { ...unknownCommand(words), exitCode: EXIT.usage });
+  return reportError(ctx, { ...await unknownCommand(words), exitCode: EXIT.usage });
 }
 
 /**
@@ -317,7 +319,7 @@ async function dispatch(ctx: Context, version: string): Promise<number> {
   }
   const found = findCommand(args);
   if (!found) {
-    const unknown = unknownCommand(args);
+    const unknown = await unknownCommand(args);
     // DESIGN §5: an unknown hook name is exit 1 with one line, so a typo in settings.json shows
     // up as a non-blocking error and the agent goes on.
     if (first === "hook" && args[1] !== undefined && !args[1].startsWith("-")) {

@@ -7,7 +7,6 @@
  * @module
  */
 
-import type { Config } from "../state/config.ts";
 import { BUILTIN_FALLBACKS, findFallback, readFallbackMap } from "./fallback_map.ts";
 import type { HookRequest, InputOf } from "../claude/hook_io.ts";
 import { firstMatch, MCP_CONNECTION_ERRORS } from "../claude/patterns.ts";
@@ -70,11 +69,14 @@ async function mcpAdvice(
       "with /mcp, and do this step another way meanwhile.";
 }
 
-/** Counts a failed tool call and returns the advice it earns (often none). */
+/**
+ * Counts a failed tool call and returns the advice it earns (often none). The configuration is
+ * read while the count is written (the write waits for the disk), and the lock's wait only when
+ * the lock is taken.
+ */
 export async function onToolFailure(
   request: HookRequest,
   input: InputOf<"PostToolUseFailure">,
-  config: Config,
 ): Promise<string[]> {
   // The user pressing Esc is not the tool failing.
   if (input.is_interrupt) return [];
@@ -83,19 +85,21 @@ export async function onToolFailure(
   const tool = input.tool_name;
   const paths = sessionPaths(root, session);
   const now = ctx.now();
-  const waitMs = await request.lockWaitMs();
+  const waitMs = request.lockWaitMs;
+  const config = request.config();
   const advice: string[] = [];
   const actions = [];
 
   const server = mcpServerOf(input);
   const connection = server ? firstMatch(MCP_CONNECTION_ERRORS, input.error) : undefined;
   if (server && connection) {
+    const mcpSettings = (await config).mcp;
     let decided!: ReturnType<typeof decideMcpFailure>;
     await updateState(paths.mcpRetry(tool), mcpRetryCodec, (current) => {
       decided = decideMcpFailure(current, { reason: connection.name }, {
         now,
         random: ctx.random,
-        ...config.mcp,
+        ...mcpSettings,
       });
       return decided.state;
     }, { root, waitMs, now });
@@ -106,14 +110,16 @@ export async function onToolFailure(
     }
   }
 
-  const { value: count = 0 } = await updateState(
-    paths.failCount(tool),
-    numberCodec,
-    (current) => (current ?? 0) + 1,
-    { root, waitMs, now },
-  );
+  const [{ value: count = 0 }, { toolFallback }] = await Promise.all([
+    updateState(paths.failCount(tool), numberCodec, (current) => (current ?? 0) + 1, {
+      root,
+      waitMs,
+      now,
+    }),
+    config,
+  ]);
   // Once per crossing, not on every failure after it; MCP connection trouble has its own advice.
-  if (count === config.toolFallback.threshold && !connection) {
+  if (count === toolFallback.threshold && !connection) {
     const text = await toolFallbackAdvice(root, tool, count);
     advice.push(text);
     actions.push({ kind: "tool_fallback", text });

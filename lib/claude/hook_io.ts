@@ -24,7 +24,7 @@ import {
   string,
   unknown,
 } from "../core/shape.ts";
-import { logToOwnLog } from "../state/own_log.ts";
+import type * as OwnLog from "../state/own_log.ts";
 import { resolveHookRoot, validateName } from "../state/layout.ts";
 import type * as JsonText from "../core/json_text.ts";
 import type * as Flags from "../core/flags.ts";
@@ -305,6 +305,24 @@ export const HOOK_FLAGS_HELP = `Options:
 Reads one hook input (JSON) on stdin. Prints one JSON object for Claude Code, or nothing.
 Always exits 0 on bad input or internal failure, and logs one line to lifeline's own log.`;
 
+/**
+ * `logToOwnLog`, with its module loaded on first use: a hook that goes well logs nothing. Never
+ * throws, as `logToOwnLog` does not.
+ */
+export async function logHookProblem(
+  ...args: Parameters<typeof OwnLog.logToOwnLog>
+): Promise<void> {
+  try {
+    const { logToOwnLog } = await importLater<typeof OwnLog>(
+      "../state/own_log.ts",
+      import.meta.url,
+    );
+    await logToOwnLog(...args);
+  } catch {
+    // Nowhere left to report to; the hook still exits quietly.
+  }
+}
+
 async function parseHookFlags(args: readonly string[]): Promise<HookFlags> {
   if (args.length === 0) return { background: false }; // the usual case: skip loading node:util
   const { parseFlags } = await importLater<typeof Flags>("../core/flags.ts", import.meta.url);
@@ -353,7 +371,7 @@ export async function runHook(
         import.meta.url,
       );
       return await loadConfig(ctx.env, where.root).catch(async (error) => {
-        await logToOwnLog(ctx.env, {
+        await logHookProblem(ctx.env, {
           command: `hook ${name}`,
           message: "invalid config, using defaults",
           error,
@@ -366,7 +384,7 @@ export async function runHook(
     const output = await handle({ input, root, flags, ctx, config, lockWaitMs });
     if (output) ctx.out.json(output);
   } catch (error) {
-    await logToOwnLog(ctx.env, {
+    await logHookProblem(ctx.env, {
       command: `hook ${name}`,
       message: "failed open",
       error,

@@ -8,8 +8,7 @@
 
 import type * as z from "zod";
 import { CliError } from "../core/cli.ts";
-import { describeIssue, issuePath, parseJsonText } from "../core/json_text.ts";
-import type { configFileSchema } from "./config_schema.ts";
+import type * as JsonText from "../core/json_text.ts";
 import { dirName } from "../core/path.ts";
 import { projectPaths, userConfigPath } from "./layout.ts";
 import { readStateText } from "./store.ts";
@@ -116,7 +115,7 @@ export const DEFAULT_CONFIG = {
 export type Config = typeof DEFAULT_CONFIG;
 
 /** A config file's contents: a strict, all-optional mirror of {@linkcode DEFAULT_CONFIG}. */
-export type ConfigFile = z.infer<ReturnType<typeof configFileSchema>>;
+export type ConfigFile = z.infer<ReturnType<typeof ConfigSchema.configFileSchema>>;
 
 /**
  * A config file that cannot be used, naming the file, the field and the reason. A command that
@@ -137,6 +136,10 @@ export class ConfigError extends CliError {
  * most hook calls find no config file.
  */
 export async function parseConfigFile(file: string, text: string): Promise<ConfigFile> {
+  const { describeIssue, issuePath, parseJsonText } = await importLater<typeof JsonText>(
+    "../core/json_text.ts",
+    import.meta.url,
+  );
   const json = parseJsonText(text);
   if (!json.ok) {
     const { line, column, reason } = json.error;
@@ -157,7 +160,8 @@ export async function parseConfigFile(file: string, text: string): Promise<Confi
 
 /** Applies config files, in order, over the defaults. */
 export function mergeConfig(...files: ConfigFile[]): Config {
-  const config = structuredClone(DEFAULT_CONFIG) as Config;
+  // A copy (DEFAULT_CONFIG is plain JSON): cheaper to start than structuredClone, for a hook.
+  const config = JSON.parse(JSON.stringify(DEFAULT_CONFIG)) as Config;
   for (const file of files) {
     for (const [section, values] of Object.entries(file)) {
       if (section === "$schema" || !values || typeof values !== "object") continue;

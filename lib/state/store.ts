@@ -7,9 +7,9 @@
  *   that is never deleted; the kernel drops it when its holder dies, so it cannot go stale;
  * - a file that does not parse is moved aside to `<name>.corrupt-<ts>`, never overwritten blind;
  * - logs are JSON lines, each appended with one write; readers skip lines that do not parse;
- * - state files are read and written with Deno's synchronous calls (streamed reads and the removal
- *   of whole directories aside): a hook, which has nothing else to do meanwhile, pays about half
- *   as much for them as for the asynchronous ones;
+ * - state files are read and written with Deno's synchronous calls (but fsync, streamed reads and
+ *   the removal of whole directories): a hook, which has little else to do meanwhile, pays about
+ *   half as much for them as for the asynchronous ones;
  * - below its root (the project root, or lifeline's own state directory), a state path that is or
  *   passes through a symbolic link is refused, and a file is opened only when it is a regular file
  *   (a FIFO would block the open, a device would never end), checked with `lstat` before the open
@@ -376,34 +376,57 @@ function writeAll(file: Deno.FsFile, bytes: Uint8Array): void {
  * `durable: false` skips the fsync, for a file whose loss in a power cut costs nothing (the
  * heartbeat, rewritten on every tool call): readers still see the old file or the new one.
  */
-export function writeFileAtomic(
+export async function writeFileAtomic(
   path: string,
   data: string | Uint8Array,
   { root, mode, durable = true }: Within & { mode?: number | undefined; durable?: boolean },
 ): Promise<void> {
-  return promised(() => {
-    checkDirs(root, dirName(path), true);
-    checkFile(path);
-    const temp = joinPath(dirName(path), `.${baseName(path)}.${uniqueSuffix()}.tmp`);
+  const { file, temp } = writeTemp(path, data, { root, mode });
+  try {
     try {
-      const file = Deno.openSync(temp, { write: true, createNew: true });
-      try {
-        writeAll(file, typeof data === "string" ? encoder.encode(data) : data);
-        if (mode !== undefined && Deno.build.os !== "windows") Deno.chmodSync(temp, mode);
-        if (durable) file.syncSync();
-      } finally {
-        file.close();
-      }
-      Deno.renameSync(temp, path);
-    } catch (error) {
-      try {
-        Deno.removeSync(temp);
-      } catch {
-        // Never created, or already gone.
-      }
-      throw error;
+      // Asynchronous, so that a hook goes on with its other work while the disk catches up.
+      if (durable) await file.sync();
+    } finally {
+      file.close();
     }
-  });
+    moveOver(temp, path);
+  } catch (error) {
+    discard(temp);
+    throw error;
+  }
+}
+
+/** The first step of {@linkcode writeFileAtomic}: `data` in a new temp file beside `path`. */
+function writeTemp(
+  path: string,
+  data: string | Uint8Array,
+  { root, mode }: Within & { mode?: number | undefined },
+): { file: Deno.FsFile; temp: string } {
+  checkDirs(root, dirName(path), true);
+  checkFile(path);
+  const temp = joinPath(dirName(path), `.${baseName(path)}.${uniqueSuffix()}.tmp`);
+  const file = Deno.openSync(temp, { write: true, createNew: true });
+  try {
+    writeAll(file, typeof data === "string" ? encoder.encode(data) : data);
+    if (mode !== undefined && Deno.build.os !== "windows") Deno.chmodSync(temp, mode);
+    return { file, temp };
+  } catch (error) {
+    file.close();
+    discard(temp);
+    throw error;
+  }
+}
+
+function moveOver(temp: string, path: string): void {
+  Deno.renameSync(temp, path);
+}
+
+function discard(temp: string): void {
+  try {
+    Deno.removeSync(temp);
+  } catch {
+    // Already gone.
+  }
 }
 
 /**
@@ -468,21 +491,29 @@ export function renameFile(from: string, to: string, { root }: Within): Promise<
 }
 
 /**
- * Runs `fn` while holding an exclusive kernel lock on `<path>.lock`. Waits at most `waitMs`
- * (0: one try) and throws {@linkcode LockTimeoutError} when the lock stays taken.
+ * How long a lock may be waited for, in ms (0: one try); or a function that says, asked only when
+ * the lock is taken (a hook's wait is configured, and the configuration is read only if needed).
+ */
+export type LockWait = number | (() => Promise<number>);
+
+/**
+ * Runs `fn` while holding an exclusive kernel lock on `<path>.lock`. Waits at most `waitMs` and
+ * throws {@linkcode LockTimeoutError} when the lock stays taken.
  */
 export async function withLock<T>(
   path: string,
   fn: () => Promise<T>,
-  { root, waitMs }: Within & { waitMs: number },
+  { root, waitMs }: Within & { waitMs: LockWait },
 ): Promise<T> {
   const file = openChecked(`${path}.lock`, root, "lock");
   try {
-    const deadline = Date.now() + waitMs;
+    const started = Date.now();
+    let wait: number | undefined;
     let pause = 1;
     while (!file.tryLockSync(true)) {
-      const left = deadline - Date.now();
-      if (left <= 0) throw new LockTimeoutError(path, waitMs);
+      wait ??= typeof waitMs === "number" ? waitMs : await waitMs();
+      const left = started + wait - Date.now();
+      if (left <= 0) throw new LockTimeoutError(path, wait);
       // Random pauses keep many waiters from retrying in lockstep.
       await new Promise((resolve) =>
         setTimeout(resolve, Math.min(left, pause * jitterFraction() + 1))
@@ -560,7 +591,7 @@ export function updateState<T>(
     current: T | undefined,
     previous: ReadResult<T>,
   ) => T | undefined | Promise<T | undefined>,
-  { root, waitMs, now }: Within & { waitMs: number; now: number },
+  { root, waitMs, now }: Within & { waitMs: LockWait; now: number },
 ): Promise<UpdateResult<T>> {
   return withLock(path, async () => {
     let previous = await readState(path, codec, { root });
