@@ -19,12 +19,12 @@ import { sessionPaths } from "../state/layout.ts";
 import {
   jsonCodec,
   numberCodec,
+  readSmallFileSync,
   readState,
   removeFile,
   updateState,
   writeFileAtomic,
 } from "../state/store.ts";
-import { readSmallFileSync } from "./session_list.ts";
 
 /** `session.json`: where a session runs and how to tell whether it still does (see `shape.ts`). */
 export const SESSION_RECORD_SHAPE = looseObject({

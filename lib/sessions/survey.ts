@@ -19,8 +19,8 @@
 
 import { joinPath } from "../core/path.ts";
 import { projectPaths } from "../state/layout.ts";
-import { readStateTextSync, writeFileAtomic } from "../state/store.ts";
-import { listSessions, readSmallFileSync, type SkippedEntry } from "./session_list.ts";
+import { readSmallFileSync, readStateTextSync, writeFileAtomic } from "../state/store.ts";
+import { listSessions, type SkippedEntry } from "./session_list.ts";
 
 /** What a loop state (`ralph.json`) says, as far as its staleness goes. */
 export type LoopFacts =
