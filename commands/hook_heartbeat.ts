@@ -13,7 +13,7 @@ import {
   logHookProblem,
   runHook,
 } from "../lib/claude/hook_io.ts";
-import type * as Proc from "../lib/host/proc.ts";
+import { agentProcess } from "../lib/host/proc.ts";
 import { LockTimeoutError } from "../lib/state/store.ts";
 import { importLater } from "../lib/core/lazy.ts";
 import type * as RecoveryLog from "../lib/state/recovery_log.ts";
@@ -59,8 +59,6 @@ async function findAgent(known: SessionRecord | undefined, ppid: number): Promis
       startId: known.agent_start_id ?? undefined,
     };
   }
-  // Loaded here: the agent is usually the one the record already names.
-  const { agentProcess } = await importLater<typeof Proc>("../lib/host/proc.ts", import.meta.url);
   const agent = await agentProcess(ppid);
   // Without a way to look processes up (Windows), the parent pid is still worth recording.
   return agent ?? { pid: ppid, command: "", startedMs: null };
