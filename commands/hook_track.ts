@@ -97,6 +97,8 @@ export async function handle(request: HookRequest): Promise<HookOutput | null> {
   }
   let fresh: string[] = [];
   if (isEvent(input, "PostToolUseFailure")) {
+    // The configuration is needed too: it starts loading now, beside the module.
+    void request.config();
     const { onToolFailure } = await importLater<typeof ToolFallback>(
       "../lib/advice/tool_fallback.ts",
       import.meta.url,

@@ -10,8 +10,11 @@
 
 /** The modules, by path. */
 export const LAZY_MODULES = {
+  "lib/advice/fallback_map.ts": () => import("../lib/advice/fallback_map.ts"),
+  "lib/advice/mcp_retry_policy.ts": () => import("../lib/advice/mcp_retry_policy.ts"),
   "lib/advice/model_fallback.ts": () => import("../lib/advice/model_fallback.ts"),
   "lib/advice/tool_fallback.ts": () => import("../lib/advice/tool_fallback.ts"),
+  "lib/claude/patterns.ts": () => import("../lib/claude/patterns.ts"),
   "lib/core/flags.ts": () => import("../lib/core/flags.ts"),
   "lib/core/json_text.ts": () => import("../lib/core/json_text.ts"),
   "lib/core/shape_zod.ts": () => import("../lib/core/shape_zod.ts"),
