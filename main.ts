@@ -6,7 +6,7 @@
  */
 
 import manifest from "./deno.json" with { type: "json" };
-import { runCli } from "./commands/mod.ts";
+import { runCli } from "./commands/dispatch.ts";
 import type { Context } from "./lib/core/cli.ts";
 import { streamOutput } from "./lib/core/output.ts";
 

@@ -1,34 +1,19 @@
 /**
- * The command table and the dispatcher. Each command's module is loaded with `import()` only when
- * that command runs, so a hook loads its own modules and nothing else.
- *
- * The modules are imported by computed specifiers (`importLater`): with `import("…")` literals,
- * `deno run` would read the graph of every command before running one, most of lifeline (~100
- * files, ~3 ms on every hook call). `deno compile --include commands` bundles them.
+ * The command table: every command with its summary, the help texts, and the dispatch of every
+ * command line but a hook's (see `dispatch.ts`). Each command's module is loaded with `import()`
+ * only when that command runs.
  *
  * @module
  */
 
-import {
-  CliError,
-  type CommandModule,
-  type Context,
-  EXIT,
-  UsageError,
-  usageLine,
-} from "../lib/core/cli.ts";
-import { StdoutClosedError } from "../lib/core/output.ts";
+import { type CommandModule, type Context, EXIT } from "../lib/core/cli.ts";
 import { importLater } from "../lib/core/lazy.ts";
+import { loadCommand, loadHook, reportError, runCommand } from "./dispatch.ts";
 import type * as Suggest from "../lib/core/suggest.ts";
 import { HOOK_NAMES, type HookName } from "../lib/claude/hook_names.ts";
 
 /** `watch_pause.ts` holds two commands. */
 type WatchPause = Record<"pause" | "resume", CommandModule>;
-
-/** Loads `commands/<file>`. */
-function loadCommand<T = CommandModule>(file: string): Promise<T> {
-  return importLater<T>(`./${file}`, import.meta.url);
-}
 
 /** One row of the command table. */
 export interface CommandEntry {
@@ -45,19 +30,19 @@ export interface CommandEntry {
 const HOOKS: Record<HookName, Omit<CommandEntry, "name">> = {
   crash: {
     summary: "SessionStart hook: repairs state a crashed session left, and says what it found",
-    load: () => loadCommand("hook_crash.ts"),
+    load: () => loadHook("crash"),
   },
   track: {
     summary: "Tool and API failure hook: MCP backoff, tool fallback, model fallback advice",
-    load: () => loadCommand("hook_track.ts"),
+    load: () => loadHook("track"),
   },
   remind: {
     summary: "UserPromptSubmit hook: self-heal reminder, plus pending lifeline advice",
-    load: () => loadCommand("hook_remind.ts"),
+    load: () => loadHook("remind"),
   },
   heartbeat: {
     summary: "PostToolUse hook (async): heartbeat and session registry for the watchers",
-    load: () => loadCommand("hook_heartbeat.ts"),
+    load: () => loadHook("heartbeat"),
   },
 };
 
@@ -203,44 +188,6 @@ function groupHelp(group: string): string {
   ].join("\n");
 }
 
-/** The arguments before a `--`. */
-function flagWords(args: readonly string[]): readonly string[] {
-  const end = args.indexOf("--");
-  return end < 0 ? args : args.slice(0, end);
-}
-
-function helpRequested(args: readonly string[]): boolean {
-  const flags = flagWords(args);
-  return flags.includes("--help") || flags.includes("-h");
-}
-
-/** An error as the user sees it: the message, and the usage line or a hint when there is one. */
-interface ErrorReport {
-  error: string;
-  usage?: string;
-  hint?: string;
-  stack?: string;
-  exitCode: number;
-}
-
-/**
- * Prints an error on stderr and returns its exit code: text lines, or, when the command line asks
- * for `--json`, one JSON object (`{"error", "usage"?, "hint"?, "exit_code"}`), so that a script
- * reading JSON gets JSON either way.
- */
-function reportError(ctx: Context, report: ErrorReport): number {
-  if (flagWords(ctx.args).includes("--json")) {
-    const { exitCode, ...fields } = report;
-    ctx.out.error(JSON.stringify({ ...fields, exit_code: exitCode }));
-  } else {
-    if (report.usage) ctx.out.error(report.usage);
-    ctx.out.error(report.stack ? report.error : `error: ${report.error}`);
-    if (report.hint) ctx.out.error(`hint: ${report.hint}`);
-    if (report.stack) ctx.out.error(report.stack);
-  }
-  return report.exitCode;
-}
-
 /** What is wrong with a command line that names no command: the message and the usage line. */
 async function unknownCommand(words: readonly string[]): Promise<{ error: string; usage: string }> {
   const [first = "", sub] = words;
@@ -285,21 +232,10 @@ async function printHelp(ctx: Context, words: readonly string[], version: string
 }
 
 /**
- * Runs the command named by `ctx.args` and returns the process exit code: 0, 1, 10 or 64, never 2.
- * Usage errors print the usage line and `error: …`; domain errors print the message and a hint;
- * anything unexpected is a bug and prints its stack. With `--json`, each is one JSON object. A
- * stdout closed by its reader (`lifeline status | head -1`) ends the command quietly, with 0.
+ * Runs the command line (the dispatcher's part for everything but a hook, see `dispatch.ts`):
+ * version and help, the command the leading words name, or an error saying what is wrong.
  */
-export async function runCli(ctx: Context, version: string): Promise<number> {
-  try {
-    return await dispatch(ctx, version);
-  } catch (error) {
-    if (error instanceof StdoutClosedError) return EXIT.ok;
-    throw error;
-  }
-}
-
-async function dispatch(ctx: Context, version: string): Promise<number> {
+export async function dispatch(ctx: Context, version: string): Promise<number> {
   const args = ctx.args;
   const first = args[0];
   if (["--version", "-V", "-v", "version"].includes(first ?? "")) {
@@ -327,34 +263,5 @@ async function dispatch(ctx: Context, version: string): Promise<number> {
     }
     return reportError(ctx, { ...unknown, exitCode: EXIT.usage });
   }
-  const command = await found.entry.load();
-  if (helpRequested(found.rest)) {
-    ctx.out.line(command.help);
-    return EXIT.ok;
-  }
-  try {
-    return await command.run({ ...ctx, args: found.rest });
-  } catch (error) {
-    if (error instanceof StdoutClosedError) throw error;
-    if (error instanceof UsageError) {
-      return reportError(ctx, {
-        error: error.message,
-        usage: usageLine(command.help),
-        exitCode: EXIT.usage,
-      });
-    }
-    if (error instanceof CliError) {
-      return reportError(ctx, {
-        error: error.message,
-        ...(error.hint ? { hint: error.hint } : {}),
-        exitCode: EXIT.error,
-      });
-    }
-    // A bug: say so with the stack, but still never exit 2.
-    return reportError(ctx, {
-      error: `lifeline: internal error in "${found.entry.name}"`,
-      stack: error instanceof Error ? (error.stack ?? error.message) : String(error),
-      exitCode: EXIT.error,
-    });
-  }
+  return await runCommand(ctx, found.entry, { rest: found.rest });
 }

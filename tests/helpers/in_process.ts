@@ -9,7 +9,7 @@
 
 import { bytesReader, type Context } from "../../lib/core/cli.ts";
 import { memoryOutput } from "../../lib/core/output.ts";
-import { runCli } from "../../commands/mod.ts";
+import { runCli } from "../../commands/dispatch.ts";
 
 /** What an in-process run printed and returned. */
 export interface InProcessResult {
