@@ -6,7 +6,7 @@
  */
 
 import manifest from "./deno.json" with { type: "json" };
-import { runCli } from "./commands/mod.ts";
+import { runCli } from "./commands/dispatch.ts";
 import type { Context } from "./lib/core/cli.ts";
 import { streamOutput } from "./lib/core/output.ts";
 
@@ -32,7 +32,7 @@ if (import.meta.main) {
     out: streamOutput(Deno.stdout, Deno.stderr),
     now: () => Date.now(),
     random: Math.random,
-    timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone,
+    timeZone: () => Intl.DateTimeFormat().resolvedOptions().timeZone,
     hostname: () => Deno.hostname(),
     signal: abort.signal,
   };

@@ -7,8 +7,8 @@
  */
 
 import { parseArgs } from "node:util";
-import { hookInput, transcriptPath } from "../tests/helpers/fixtures.ts";
 import { childEnv } from "../tests/helpers/lifeline.ts";
+import { hookCases } from "./hook_cases.ts";
 import { type LatencyResult, measureHookLatency } from "./hook_latency.ts";
 import { measureScavengeCost } from "./scavenge_cost.ts";
 import { measureSessionsCost, type SessionsCost } from "./sessions_cost.ts";
@@ -45,36 +45,7 @@ async function benchHooks(dir: string): Promise<LatencyResult[]> {
   const project = `${dir}/project`;
   await Deno.mkdir(project, { recursive: true });
   const env = childEnv({ HOME: `${dir}/home` });
-  const withCwd = (input: Record<string, unknown>) => JSON.stringify({ ...input, cwd: project });
-  const hooks = await measureHookLatency([
-    {
-      name: "hook heartbeat (PostToolUse)",
-      args: ["hook", "heartbeat"],
-      stdin: withCwd(await hookInput("hh-tool-ok", "PostToolUse")),
-    },
-    {
-      name: "hook remind (UserPromptSubmit)",
-      args: ["hook", "remind"],
-      stdin: withCwd(await hookInput("hh-tool-ok", "UserPromptSubmit")),
-    },
-    {
-      name: "hook track (PostToolUse)",
-      args: ["hook", "track"],
-      stdin: withCwd(await hookInput("hh-tool-ok", "PostToolUse")),
-    },
-    {
-      name: "hook track (PostToolUseFailure)",
-      args: ["hook", "track"],
-      // One session's count just climbs; the advice is given once, at the crossing.
-      stdin: withCwd(await hookInput("hh-tool-fail", "PostToolUseFailure")),
-    },
-    {
-      name: "hook crash (SessionStart, 200 sessions)",
-      args: ["hook", "crash"],
-      stdin: withCwd(await hookInput("hh-text", "SessionStart")),
-      prepare: () => populateSessions(project, 200),
-    },
-  ], { rounds, env, cwd: dir });
+  const hooks = await measureHookLatency(await hookCases(project), { rounds, env, cwd: dir });
   if (!values.json) {
     report(`Hook latency, ${rounds} interleaved rounds (median, p90, ratio to floor)`, hooks);
   }
@@ -134,29 +105,6 @@ async function benchSessions(dir: string): Promise<SessionsCost> {
     say(`  the tick that prunes them all: ${cost.pruneTickMs.toFixed(0)} ms`);
   }
   return cost;
-}
-
-/**
- * `count` sessions, each with a fresh loop state, a heartbeat and a registry entry whose transcript
- * is a real one (so the previous session's transcript tail is read, as in life).
- */
-async function populateSessions(root: string, count: number): Promise<void> {
-  const now = Math.floor(Date.now() / 1000);
-  const transcript = `${root}/transcript.jsonl`;
-  await Deno.copyFile(transcriptPath("hh-tool-fail"), transcript);
-  for (let i = 0; i < count; i++) {
-    const dir = `${root}/sessions/bench-${i}`;
-    await Deno.mkdir(dir, { recursive: true });
-    await Deno.writeTextFile(
-      `${dir}/ralph.json`,
-      JSON.stringify({ active: true, last_checked_at: now, iteration: i }),
-    );
-    await Deno.writeTextFile(`${dir}/heartbeat`, `${now}\n`);
-    await Deno.writeTextFile(
-      `${dir}/session.json`,
-      JSON.stringify({ session_id: `bench-${i}`, root, transcript_path: transcript }),
-    );
-  }
 }
 
 function report(title: string, rows: LatencyResult[]): void {

@@ -8,12 +8,8 @@
  */
 
 import type { Context } from "../lib/core/cli.ts";
-import {
-  type Finding,
-  latestOtherSession,
-  scanLeftovers,
-  surveySessions,
-} from "../lib/sessions/crash_recovery.ts";
+import { type Finding, latestOtherSession, scanLeftovers } from "../lib/sessions/crash_recovery.ts";
+import { surveySessions } from "../lib/sessions/survey.ts";
 import { foldTurns } from "../lib/advice/model_fallback.ts";
 import {
   contextOutput,
@@ -21,13 +17,14 @@ import {
   type HookOutput,
   type HookRequest,
   isEvent,
+  logHookProblem,
   runHook,
 } from "../lib/claude/hook_io.ts";
 import { joinPath } from "../lib/core/path.ts";
 import { sessionPaths } from "../lib/state/layout.ts";
 import { gatherAdvice, queueAdvice } from "../lib/advice/pending_advice.ts";
-import { logRecovery } from "../lib/state/recovery_log.ts";
-import { logToOwnLog } from "../lib/state/own_log.ts";
+import type * as RecoveryLog from "../lib/state/recovery_log.ts";
+import { importLater } from "../lib/core/lazy.ts";
 import { readSessionRecord } from "../lib/sessions/registry.ts";
 import { pathExists, writeFileAtomic } from "../lib/state/store.ts";
 
@@ -89,13 +86,14 @@ export async function handle(request: HookRequest): Promise<HookOutput | null> {
   } else if (!isEvent(input, "SessionStart")) {
     return null;
   }
-  await writeFileAtomic(marker, new Date(now).toISOString() + "\n", { root });
+  // A hint, not state: lost in a power cut, it costs one more scan at the next prompt.
+  await writeFileAtomic(marker, new Date(now).toISOString() + "\n", { root, durable: false });
 
   const config = await request.config();
   const waitMs = await request.lockWaitMs();
-  const { sessions, skipped } = surveySessions(root);
+  const { sessions, skipped } = await surveySessions(root, { now });
   if (skipped.length > 0) {
-    await logToOwnLog(ctx.env, {
+    await logHookProblem(ctx.env, {
       command: "hook crash",
       message: `skipped entries of sessions/ that are not sessions: ${
         skipped.slice(0, 5).map((s) => `${JSON.stringify(s.name)} (${s.reason})`).join(", ")
@@ -141,8 +139,7 @@ export async function handle(request: HookRequest): Promise<HookOutput | null> {
   });
 
   const ts = new Date(now).toISOString();
-  await logRecovery(
-    root,
+  const records = [
     ...findings.map((f) => ({
       ts,
       session,
@@ -159,7 +156,14 @@ export async function handle(request: HookRequest): Promise<HookOutput | null> {
       target: session,
       result: text,
     })),
-  );
+  ];
+  if (records.length > 0) {
+    const { logRecovery } = await importLater<typeof RecoveryLog>(
+      "../lib/state/recovery_log.ts",
+      import.meta.url,
+    ); // most starts find nothing to log
+    await logRecovery(root, ...records);
+  }
   const shown = findings.filter((f) => !f.quiet);
   if (shown.length === 0 && advice.length === 0) return null;
   return contextOutput(input.hook_event_name, contextBlock(shown, advice));

@@ -7,11 +7,18 @@
  */
 
 import type { Context } from "../lib/core/cli.ts";
-import { HOOK_FLAGS_HELP, type HookRequest, isEvent, runHook } from "../lib/claude/hook_io.ts";
-import { logToOwnLog } from "../lib/state/own_log.ts";
+import {
+  HOOK_FLAGS_HELP,
+  type HookRequest,
+  isEvent,
+  logHookProblem,
+  runHook,
+} from "../lib/claude/hook_io.ts";
 import { agentProcess } from "../lib/host/proc.ts";
 import { registerRoot } from "../lib/state/roots.ts";
 import { LockTimeoutError } from "../lib/state/store.ts";
+import { importLater } from "../lib/core/lazy.ts";
+import type * as RecoveryLog from "../lib/state/recovery_log.ts";
 import {
   type AgentIdentity,
   recordSessionEnd,
@@ -70,7 +77,7 @@ export async function handle({ input, root, ctx, lockWaitMs }: HookRequest): Pro
   // The registry of roots is the daemon's to read, not this session's: its trouble is logged
   // and the heartbeat goes on.
   const registering = registerRoot(ctx.env, root, { now: ctx.now() }).catch((error) =>
-    logToOwnLog(ctx.env, {
+    logHookProblem(ctx.env, {
       command: "hook heartbeat",
       message: "could not record the project in the registry of roots",
       error,
@@ -86,7 +93,7 @@ export async function handle({ input, root, ctx, lockWaitMs }: HookRequest): Pro
     if (!(error instanceof LockTimeoutError)) throw error;
     // The heartbeat file is written; another heartbeat holds session.json and is recording the
     // same facts. Background hooks never wait (DESIGN §5), so this one skips it.
-    await logToOwnLog(ctx.env, {
+    await logHookProblem(ctx.env, {
       command: "hook heartbeat",
       message: "session.json is busy (another heartbeat is writing it); skipped",
       session: input.session_id,
@@ -113,7 +120,10 @@ async function record(
     findAgent: (known) => findAgent(known, ctx.ppid),
   }, { now, waitMs });
   if (status?.from === "scavenged") {
-    const { logRecovery } = await import("../lib/state/recovery_log.ts"); // rarely needed
+    const { logRecovery } = await importLater<typeof RecoveryLog>(
+      "../lib/state/recovery_log.ts",
+      import.meta.url,
+    ); // rarely needed
     await logRecovery(root, {
       ts: new Date(now).toISOString(),
       session: input.session_id,

@@ -12,10 +12,10 @@ import {
   HOOK_FLAGS_HELP,
   type HookOutput,
   type HookRequest,
+  logHookProblem,
   runHook,
 } from "../lib/claude/hook_io.ts";
 import { readKillSwitch } from "../lib/state/kill_switch.ts";
-import { logToOwnLog } from "../lib/state/own_log.ts";
 import { killSwitchPath } from "../lib/state/layout.ts";
 import { adviceBlock, gatherAdvice } from "../lib/advice/pending_advice.ts";
 
@@ -50,7 +50,7 @@ export async function handle(request: HookRequest): Promise<HookOutput | null> {
     advice = adviceBlock(await gatherAdvice(request));
   } catch (error) {
     // The reminder still goes out; the advice stays where it is for the next hook.
-    await logToOwnLog(ctx.env, {
+    await logHookProblem(ctx.env, {
       command: "hook remind",
       message: "could not gather pending advice",
       error,

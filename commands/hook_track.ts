@@ -25,6 +25,9 @@ import {
 import { sessionPaths } from "../lib/state/layout.ts";
 import { adviceBlock, foldIntoOutbox, gatherAdvice } from "../lib/advice/pending_advice.ts";
 import { pathExists, removeFile, withLock, writeFileAtomic } from "../lib/state/store.ts";
+import { importLater } from "../lib/core/lazy.ts";
+import type * as ModelFallback from "../lib/advice/model_fallback.ts";
+import type * as ToolFallback from "../lib/advice/tool_fallback.ts";
 
 export const help = `Usage: lifeline hook track [--root DIR] [--background]
 
@@ -64,7 +67,10 @@ async function onToolSuccess(request: HookRequest, tool: string): Promise<void> 
 export async function handle(request: HookRequest): Promise<HookOutput | null> {
   const { input, root, ctx } = request;
   if (isEvent(input, "StopFailure")) {
-    const { recordTurnEvent } = await import("../lib/advice/model_fallback.ts");
+    const { recordTurnEvent } = await importLater<typeof ModelFallback>(
+      "../lib/advice/model_fallback.ts",
+      import.meta.url,
+    );
     const event = {
       ts: new Date(ctx.now()).toISOString(),
       event: "StopFailure" as const,
@@ -91,8 +97,13 @@ export async function handle(request: HookRequest): Promise<HookOutput | null> {
   }
   let fresh: string[] = [];
   if (isEvent(input, "PostToolUseFailure")) {
-    const { onToolFailure } = await import("../lib/advice/tool_fallback.ts");
-    fresh = await onToolFailure(request, input, await request.config());
+    // The configuration is needed too: it starts loading now, beside the module.
+    void request.config();
+    const { onToolFailure } = await importLater<typeof ToolFallback>(
+      "../lib/advice/tool_fallback.ts",
+      import.meta.url,
+    );
+    fresh = await onToolFailure(request, input);
   } else if (isEvent(input, "PostToolUse")) {
     await onToolSuccess(request, input.tool_name);
   } else {

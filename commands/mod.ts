@@ -1,21 +1,21 @@
 /**
- * The command table and the dispatcher. Each command's module is loaded with `import()` only when
- * that command runs, so a hook loads its own modules and nothing else.
+ * The command table: every command with its summary, the help texts, and the dispatch of every
+ * command line but a hook's (see `dispatch.ts`). Each command's module is loaded with `import()`
+ * only when that command runs.
  *
  * @module
  */
 
-import {
-  CliError,
-  type CommandModule,
-  type Context,
-  EXIT,
-  UsageError,
-  usageLine,
-} from "../lib/core/cli.ts";
-import { StdoutClosedError } from "../lib/core/output.ts";
-import { closest } from "../lib/core/suggest.ts";
+import { type CommandModule, type Context, EXIT } from "../lib/core/cli.ts";
+import { importLater } from "../lib/core/lazy.ts";
+import { loadCommand, loadHook, reportError, runCommand } from "./dispatch.ts";
+import type * as Suggest from "../lib/core/suggest.ts";
 import { HOOK_NAMES, type HookName } from "../lib/claude/hook_names.ts";
+
+/** `watch_pause.ts` holds two commands. */
+type WatchPause = Record<"pause" | "resume", CommandModule>;
+/** `service.ts` holds three. */
+type Service = Record<"install" | "uninstall" | "status", CommandModule>;
 
 /** One row of the command table. */
 export interface CommandEntry {
@@ -27,24 +27,24 @@ export interface CommandEntry {
 
 /**
  * The hook commands, one per name in {@linkcode HOOK_NAMES} (the type makes a missing one an
- * error). Each `import()` names its file literally, so `deno compile` bundles it.
+ * error).
  */
 const HOOKS: Record<HookName, Omit<CommandEntry, "name">> = {
   crash: {
     summary: "SessionStart hook: repairs state a crashed session left, and says what it found",
-    load: () => import("./hook_crash.ts"),
+    load: () => loadHook("crash"),
   },
   track: {
     summary: "Tool and API failure hook: MCP backoff, tool fallback, model fallback advice",
-    load: () => import("./hook_track.ts"),
+    load: () => loadHook("track"),
   },
   remind: {
     summary: "UserPromptSubmit hook: self-heal reminder, plus pending lifeline advice",
-    load: () => import("./hook_remind.ts"),
+    load: () => loadHook("remind"),
   },
   heartbeat: {
     summary: "PostToolUse hook (async): heartbeat and session registry for the watchers",
-    load: () => import("./hook_heartbeat.ts"),
+    load: () => loadHook("heartbeat"),
   },
 };
 
@@ -54,104 +54,104 @@ export const COMMANDS: readonly CommandEntry[] = [
     name: "init",
     summary:
       "Add lifeline's hooks to a Claude Code settings file (idempotent, backed up); --remove",
-    load: () => import("./init.ts"),
+    load: () => loadCommand("init.ts"),
   },
   {
     name: "doctor",
     summary: "Check the setup: settings, hooks, matchers, binary, tmux, state, git, watchers",
-    load: () => import("./doctor.ts"),
+    load: () => loadCommand("doctor.ts"),
   },
   {
     name: "status",
     summary: "Show sessions, watched panes, breakers, failing tools and pending advice",
-    load: () => import("./status.ts"),
+    load: () => loadCommand("status.ts"),
   },
   ...HOOK_NAMES.map((hook) => ({ name: `hook ${hook}`, ...HOOKS[hook] })),
   {
     name: "watch tmux",
     summary: "Resume agents in tmux after a rate limit resets; never type into a prompt",
-    load: () => import("./watch_tmux.ts"),
+    load: () => loadCommand("watch_tmux.ts"),
   },
   {
     name: "watch pause",
     summary: "Keep the watcher's hands off a pane (or its window): tmux option @lifeline off",
-    load: async () => (await import("./watch_pause.ts")).pause,
+    load: async () => (await loadCommand<WatchPause>("watch_pause.ts")).pause,
   },
   {
     name: "watch resume",
     summary: "Let the watcher look after a paused pane again",
-    load: async () => (await import("./watch_pause.ts")).resume,
+    load: async () => (await loadCommand<WatchPause>("watch_pause.ts")).resume,
   },
 
   {
     name: "daemon stale",
     summary: "Find silently dead sessions, rescue their findings, revive them (--revive)",
-    load: () => import("./daemon_stale.ts"),
+    load: () => loadCommand("daemon_stale.ts"),
   },
   {
     name: "service install",
     summary: "Run the watcher and the daemon as services (systemd user units, launchd agents)",
-    load: async () => (await import("./service.ts")).install,
+    load: async () => (await loadCommand<Service>("service.ts")).install,
   },
   {
     name: "service uninstall",
     summary: "Stop and remove the services `service install` wrote",
-    load: async () => (await import("./service.ts")).uninstall,
+    load: async () => (await loadCommand<Service>("service.ts")).uninstall,
   },
   {
     name: "service status",
     summary: "Show whether the services are installed, up to date and running",
-    load: async () => (await import("./service.ts")).status,
+    load: async () => (await loadCommand<Service>("service.ts")).status,
   },
   {
     name: "logs",
     summary: "Show what the watcher and the daemon did, newest last (--follow, --since 1h)",
-    load: () => import("./logs.ts"),
+    load: () => loadCommand("logs.ts"),
   },
   {
     name: "fail init",
     summary: "Create the loop harness (.EnjoyHarness/, .trace/) that fail handle works on",
-    load: () => import("./fail_init.ts"),
+    load: () => loadCommand("fail_init.ts"),
   },
   {
     name: "fail handle",
     summary: "Handle a loop failure: classify, record, count, roll back safely, decide, break",
-    load: () => import("./fail_handle.ts"),
+    load: () => loadCommand("fail_handle.ts"),
   },
   {
     name: "fail restore",
     summary: "Put back exactly what a rollback saved under refs/lifeline/backups/",
-    load: () => import("./fail_restore.ts"),
+    load: () => loadCommand("fail_restore.ts"),
   },
   {
     name: "fail list",
     summary: "List the rollback backups: task, time, size, what they hold",
-    load: () => import("./fail_list.ts"),
+    load: () => loadCommand("fail_list.ts"),
   },
   {
     name: "fail prune",
     summary: "Delete old rollback backups (--keep N or --older-than 30d)",
-    load: () => import("./fail_prune.ts"),
+    load: () => loadCommand("fail_prune.ts"),
   },
   {
     name: "fail reset",
     summary: "Close a task's breaker and clear its counts, or reset the iteration budget",
-    load: () => import("./fail_reset.ts"),
+    load: () => loadCommand("fail_reset.ts"),
   },
   {
     name: "selfheal",
     summary: "Turn the self-heal reminder on or off (the kill switch), or show its state",
-    load: () => import("./selfheal.ts"),
+    load: () => loadCommand("selfheal.ts"),
   },
   {
     name: "uninstall",
     summary: "Take lifeline out: its hooks, its services; lists the state it leaves",
-    load: () => import("./uninstall.ts"),
+    load: () => loadCommand("uninstall.ts"),
   },
   {
     name: "forget",
     summary: "Remove an ended session's state from the project (test sessions, old ones)",
-    load: () => import("./forget.ts"),
+    load: () => loadCommand("forget.ts"),
   },
 ];
 
@@ -216,47 +216,11 @@ function groupHelp(group: string): string {
   ].join("\n");
 }
 
-/** The arguments before a `--`. */
-function flagWords(args: readonly string[]): readonly string[] {
-  const end = args.indexOf("--");
-  return end < 0 ? args : args.slice(0, end);
-}
-
-function helpRequested(args: readonly string[]): boolean {
-  const flags = flagWords(args);
-  return flags.includes("--help") || flags.includes("-h");
-}
-
-/** An error as the user sees it: the message, and the usage line or a hint when there is one. */
-interface ErrorReport {
-  error: string;
-  usage?: string;
-  hint?: string;
-  stack?: string;
-  exitCode: number;
-}
-
-/**
- * Prints an error on stderr and returns its exit code: text lines, or, when the command line asks
- * for `--json`, one JSON object (`{"error", "usage"?, "hint"?, "exit_code"}`), so that a script
- * reading JSON gets JSON either way.
- */
-function reportError(ctx: Context, report: ErrorReport): number {
-  if (flagWords(ctx.args).includes("--json")) {
-    const { exitCode, ...fields } = report;
-    ctx.out.error(JSON.stringify({ ...fields, exit_code: exitCode }));
-  } else {
-    if (report.usage) ctx.out.error(report.usage);
-    ctx.out.error(report.stack ? report.error : `error: ${report.error}`);
-    if (report.hint) ctx.out.error(`hint: ${report.hint}`);
-    if (report.stack) ctx.out.error(report.stack);
-  }
-  return report.exitCode;
-}
-
 /** What is wrong with a command line that names no command: the message and the usage line. */
-function unknownCommand(words: readonly string[]): { error: string; usage: string } {
+async function unknownCommand(words: readonly string[]): Promise<{ error: string; usage: string }> {
   const [first = "", sub] = words;
+  // Loaded here: a mistyped command line is the only one that needs it.
+  const { closest } = await importLater<typeof Suggest>("../lib/core/suggest.ts", import.meta.url);
   if (groups().has(first)) {
     const subs = groupCommands(first).map((c) => c.name.split(" ")[1]!);
     if (sub === undefined || sub.startsWith("-")) {
@@ -292,25 +256,14 @@ async function printHelp(ctx: Context, words: readonly string[], version: string
     ctx.out.line(mainHelp(version));
     return EXIT.ok;
   }
-  return reportError(ctx, { ...unknownCommand(words), exitCode: EXIT.usage });
+  return reportError(ctx, { ...await unknownCommand(words), exitCode: EXIT.usage });
 }
 
 /**
- * Runs the command named by `ctx.args` and returns the process exit code: 0, 1, 10 or 64, never 2.
- * Usage errors print the usage line and `error: …`; domain errors print the message and a hint;
- * anything unexpected is a bug and prints its stack. With `--json`, each is one JSON object. A
- * stdout closed by its reader (`lifeline status | head -1`) ends the command quietly, with 0.
+ * Runs the command line (the dispatcher's part for everything but a hook, see `dispatch.ts`):
+ * version and help, the command the leading words name, or an error saying what is wrong.
  */
-export async function runCli(ctx: Context, version: string): Promise<number> {
-  try {
-    return await dispatch(ctx, version);
-  } catch (error) {
-    if (error instanceof StdoutClosedError) return EXIT.ok;
-    throw error;
-  }
-}
-
-async function dispatch(ctx: Context, version: string): Promise<number> {
+export async function dispatch(ctx: Context, version: string): Promise<number> {
   const args = ctx.args;
   const first = args[0];
   if (["--version", "-V", "-v", "version"].includes(first ?? "")) {
@@ -330,7 +283,7 @@ async function dispatch(ctx: Context, version: string): Promise<number> {
   }
   const found = findCommand(args);
   if (!found) {
-    const unknown = unknownCommand(args);
+    const unknown = await unknownCommand(args);
     // DESIGN §5: an unknown hook name is exit 1 with one line, so a typo in settings.json shows
     // up as a non-blocking error and the agent goes on.
     if (first === "hook" && args[1] !== undefined && !args[1].startsWith("-")) {
@@ -338,34 +291,5 @@ async function dispatch(ctx: Context, version: string): Promise<number> {
     }
     return reportError(ctx, { ...unknown, exitCode: EXIT.usage });
   }
-  const command = await found.entry.load();
-  if (helpRequested(found.rest)) {
-    ctx.out.line(command.help);
-    return EXIT.ok;
-  }
-  try {
-    return await command.run({ ...ctx, args: found.rest });
-  } catch (error) {
-    if (error instanceof StdoutClosedError) throw error;
-    if (error instanceof UsageError) {
-      return reportError(ctx, {
-        error: error.message,
-        usage: usageLine(command.help),
-        exitCode: EXIT.usage,
-      });
-    }
-    if (error instanceof CliError) {
-      return reportError(ctx, {
-        error: error.message,
-        ...(error.hint ? { hint: error.hint } : {}),
-        exitCode: EXIT.error,
-      });
-    }
-    // A bug: say so with the stack, but still never exit 2.
-    return reportError(ctx, {
-      error: `lifeline: internal error in "${found.entry.name}"`,
-      stack: error instanceof Error ? (error.stack ?? error.message) : String(error),
-      exitCode: EXIT.error,
-    });
-  }
+  return await runCommand(ctx, found.entry, { rest: found.rest });
 }

@@ -193,7 +193,7 @@ export async function run(ctx: Context): Promise<number> {
     settings: watchSettings(config, {
       dryRun: args.dryRun || args.explain !== undefined,
       ...(args.target !== undefined ? { target: args.target } : {}),
-      localZone: ctx.timeZone,
+      localZone: ctx.timeZone(),
     }),
     server: args.server,
     socket,

@@ -46,7 +46,7 @@ Deno.test("project config overrides user config, which overrides the defaults", 
   });
 });
 
-Deno.test("an invalid config names the file, the field and the reason", () => {
+Deno.test("an invalid config names the file, the field and the reason", async () => {
   const cases: [string, string, string][] = [
     [
       '{"watch": {"intervallSeconds": 5}}',
@@ -65,7 +65,7 @@ Deno.test("an invalid config names the file, the field and the reason", () => {
     ["[]", "(top level)", "expected object, got array"],
   ];
   for (const [text, field, reason] of cases) {
-    assert.throws(() => parseConfigFile("/c.json", text), (error: unknown) => {
+    await assert.rejects(() => parseConfigFile("/c.json", text), (error: unknown) => {
       assert.ok(error instanceof ConfigError);
       assert.equal(error.file, "/c.json");
       assert.equal(error.field, field, text);
@@ -76,8 +76,8 @@ Deno.test("an invalid config names the file, the field and the reason", () => {
   }
 });
 
-Deno.test("a config that is not JSON names the line and column", () => {
-  assert.throws(() => parseConfigFile("/c.json", '{\n  "watch": {},\n}'), {
+Deno.test("a config that is not JSON names the line and column", async () => {
+  await assert.rejects(() => parseConfigFile("/c.json", '{\n  "watch": {},\n}'), {
     message:
       'Invalid config "/c.json": line 3, column 1: not valid JSON (Expected double-quoted property name)',
   });
@@ -97,15 +97,16 @@ Deno.test("what the watcher types is plain words: no slash command, no shell esc
   for (
     const text of ["/logout", "!rm -rf ~", "continue\r", "go\non", "#remember this", " continue"]
   ) {
-    await t.step(JSON.stringify(text), () => {
-      assert.throws(
+    await t.step(JSON.stringify(text), async () => {
+      await assert.rejects(
         () => parseConfigFile("c.json", JSON.stringify({ watch: { resumeText: text } })),
         /watch\.resumeText: must start with a letter or digit and hold no control characters/,
       );
     });
   }
   assert.equal(
-    parseConfigFile("c.json", '{"watch":{"resumeText":"continue, please"}}').watch?.resumeText,
+    (await parseConfigFile("c.json", '{"watch":{"resumeText":"continue, please"}}')).watch
+      ?.resumeText,
     "continue, please",
   );
 });

@@ -16,7 +16,7 @@ Deno.test("every real 2.1.328 hook payload parses, with its unknown fields kept"
   const events = new Set<string>();
   for (const scenario of await hookScenarios()) {
     for (const capture of await hookCaptures(scenario)) {
-      const parsed = parseHookInput(JSON.stringify(capture.input));
+      const parsed = await parseHookInput(JSON.stringify(capture.input));
       assert.deepEqual(parsed, capture.input, `${scenario} ${capture.event}`);
       events.add(parsed.hook_event_name);
     }
@@ -39,8 +39,8 @@ Deno.test("every real 2.1.328 hook payload parses, with its unknown fields kept"
   }
 });
 
-Deno.test("unknown fields and unknown events are kept", () => {
-  const input = parseHookInput(JSON.stringify({
+Deno.test("unknown fields and unknown events are kept", async () => {
+  const input = await parseHookInput(JSON.stringify({
     session_id: "s",
     cwd: "/p",
     hook_event_name: "PostToolBatch",
@@ -51,7 +51,7 @@ Deno.test("unknown fields and unknown events are kept", () => {
   assert.deepEqual((input as Record<string, unknown>).future_field, { x: 1 });
 });
 
-Deno.test("bad input is rejected with a reason that names the field", () => {
+Deno.test("bad input is rejected with a reason that names the field", async () => {
   const cases: [string, RegExp][] = [
     ["not json", /stdin is not JSON/],
     ["[1,2]", /not a JSON object/],
@@ -71,7 +71,7 @@ Deno.test("bad input is rejected with a reason that names the field", () => {
     ['{"session_id":"s","cwd":"/p","hook_event_name":"SessionStart"}', /source: required string/],
   ];
   for (const [text, message] of cases) {
-    assert.throws(() => parseHookInput(text), (e: unknown) => {
+    await assert.rejects(() => parseHookInput(text), (e: unknown) => {
       assert.ok(e instanceof HookInputError);
       assert.match(e.message, message, text);
       return true;
@@ -79,13 +79,13 @@ Deno.test("bad input is rejected with a reason that names the field", () => {
   }
 });
 
-Deno.test("property: parseHookInput never throws anything but HookInputError", () => {
-  fc.assert(
-    fc.property(
+Deno.test("property: parseHookInput never throws anything but HookInputError", async () => {
+  await fc.assert(
+    fc.asyncProperty(
       fc.oneof(fc.string(), fc.json(), fc.jsonValue().map((v) => JSON.stringify(v))),
-      (text) => {
+      async (text) => {
         try {
-          parseHookInput(text);
+          await parseHookInput(text);
         } catch (error) {
           if (!(error instanceof HookInputError)) throw error;
         }
@@ -93,8 +93,8 @@ Deno.test("property: parseHookInput never throws anything but HookInputError", (
     ),
     { numRuns: 2000 },
   );
-  fc.assert(
-    fc.property(
+  await fc.assert(
+    fc.asyncProperty(
       fc.record({
         session_id: fc.oneof(fc.string(), fc.integer(), fc.constant(null)),
         cwd: fc.oneof(fc.string(), fc.constant(undefined)),
@@ -102,9 +102,9 @@ Deno.test("property: parseHookInput never throws anything but HookInputError", (
         tool_name: fc.oneof(fc.string(), fc.integer()),
         error: fc.oneof(fc.string(), fc.boolean()),
       }, { requiredKeys: [] }),
-      (input) => {
+      async (input) => {
         try {
-          parseHookInput(JSON.stringify(input));
+          await parseHookInput(JSON.stringify(input));
         } catch (error) {
           if (!(error instanceof HookInputError)) throw error;
         }

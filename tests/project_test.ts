@@ -12,7 +12,7 @@ function allowFlags(commandLine: string): string[] {
   );
 }
 
-Deno.test("the compile and install tasks and the release workflow use the lifeline task's runtime flags", async () => {
+Deno.test("the compile and install tasks and the release workflow use the lifeline task's runtime flags, and compile bundles every command", async () => {
   const flags = lifelinePermissionFlags();
   assert.ok(flags.length > 0);
   assert.deepEqual(allowFlags(manifest.tasks.compile), flags);
@@ -23,6 +23,10 @@ Deno.test("the compile and install tasks and the release workflow use the lifeli
   assert.ok(compile, "release.yml runs deno compile");
   assert.deepEqual(allowFlags(compile[0]), flags);
   assert.match(compile[0], /--frozen/);
+  // commands/mod.ts imports the commands by computed specifiers, which deno compile cannot see.
+  for (const commandLine of [manifest.tasks.compile, compile[0]]) {
+    assert.match(commandLine, /--include commands\s/, commandLine);
+  }
 });
 
 Deno.test({

@@ -204,14 +204,18 @@ Deno.test({
 
 Deno.test({
   name:
-    "stale.reviveCommand and stale.revive: a project's own config turns it on, with its command",
+    "stale.revive in a project's own config turns it on; stale.reviveCommand, the user's, is run",
   ignore: IGNORE,
   async fn() {
     await withTempDir((dir) =>
       withTmux(dir, async (tmux) => {
-        const root = await project(dir, {
-          stale: { revive: true, reviveCommand: [`${dir}/bin/claude`, "--resume"] },
-        });
+        const root = await project(dir, { stale: { revive: true } });
+        // What it runs is the user's to choose: a project's config may not name a command.
+        await Deno.mkdir(`${dir}/home/.config/lifeline`, { recursive: true });
+        await Deno.writeTextFile(
+          `${dir}/home/.config/lifeline/config.json`,
+          JSON.stringify({ stale: { reviveCommand: [`${dir}/bin/claude`, "--resume"] } }),
+        );
         const { session } = await deadSession(root, tmux, "gone-2");
         await fakeClaude(dir, tmux);
         // Its pane closed with it (claude ran as the pane's program); its tmux session lives on.

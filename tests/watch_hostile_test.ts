@@ -346,7 +346,7 @@ tmuxTest(
   },
 );
 
-Deno.test("a saved pane record that does not validate is dropped alone; the others are kept", () => {
+Deno.test("a saved pane record that does not validate is dropped alone; the others are kept", async () => {
   const good = {
     pane: "%1",
     identity: "1:2",
@@ -368,7 +368,7 @@ Deno.test("a saved pane record that does not validate is dropped alone; the othe
     tried: [],
     api_retries: 0,
   };
-  const state = watchStateCodec.parse(JSON.stringify({
+  const state = await watchStateCodec.parse(JSON.stringify({
     version: 2,
     server: { socket: "/tmp/tmux-0/x", pid: 7 },
     panes: {

@@ -9,9 +9,16 @@
  * @module
  */
 
-import * as z from "zod";
 import type { TurnOutcome } from "../claude/transcript.ts";
-import { lazy } from "../core/lazy.ts";
+import {
+  array,
+  looseObject,
+  nullable,
+  number,
+  optional,
+  parseShape,
+  string,
+} from "../core/shape.ts";
 import { uniqueSuffix } from "../core/text.ts";
 import { joinPath } from "../core/path.ts";
 import { sessionPaths } from "../state/layout.ts";
@@ -34,23 +41,20 @@ import {
 } from "../state/store.ts";
 import { outcomesFromRows, readTailLines } from "../claude/transcript.ts";
 
-const trackerSchema = lazy(() =>
-  z.looseObject({
-    consecutive_failures: z.optional(z.number()),
-    current_model: z.optional(z.nullable(z.string())),
-    last_error: z.optional(z.nullable(z.string())),
-    updated_at: z.optional(z.string()),
-    last_success_at: z.optional(z.nullable(z.number())),
-    failures: z.optional(
-      z.array(z.looseObject({ key: z.string(), at: z.number(), error: z.string() })),
-    ),
-    advised: z.optional(z.array(z.string())),
-  })
-);
+/** `failure-tracker.json` as other tools may have written it (see `shape.ts`). */
+export const TRACKER_SHAPE = looseObject({
+  consecutive_failures: optional(number()),
+  current_model: optional(nullable(string())),
+  last_error: optional(nullable(string())),
+  updated_at: optional(string()),
+  last_success_at: optional(nullable(number())),
+  failures: optional(array(looseObject({ key: string(), at: number(), error: string() }))),
+  advised: optional(array(string())),
+});
 
 /** Codec for `failure-tracker.json`; fields written by older tools are filled with defaults. */
-export const trackerCodec = jsonCodec<TrackerState>((value) => {
-  const parsed = trackerSchema().parse(value);
+export const trackerCodec = jsonCodec<TrackerState>(async (value) => {
+  const parsed = await parseShape(TRACKER_SHAPE, value);
   const empty = emptyTracker();
   return {
     ...parsed,

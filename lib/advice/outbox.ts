@@ -9,23 +9,20 @@
  * @module
  */
 
-import * as z from "zod";
-import { lazy } from "../core/lazy.ts";
+import { type Infer, looseObject, safeParseShape, string } from "../core/shape.ts";
 import { sessionPaths } from "../state/layout.ts";
 import { appendJsonLine, pathExists, readJsonLines, removeFile, withLock } from "../state/store.ts";
 
-/** One piece of advice for the agent. */
-export const adviceSchema = lazy(() =>
-  z.looseObject({
-    ts: z.string(),
-    /** What produced it, e.g. `hook track`. */
-    source: z.string(),
-    text: z.string(),
-  })
-);
+/** One piece of advice for the agent (see `shape.ts`). */
+export const ADVICE_SHAPE = looseObject({
+  ts: string(),
+  /** What produced it, e.g. `hook track`. */
+  source: string(),
+  text: string(),
+});
 
 /** One piece of advice for the agent. */
-export type Advice = z.infer<ReturnType<typeof adviceSchema>>;
+export type Advice = Infer<typeof ADVICE_SHAPE>;
 
 /** Appends advice to a session's outbox. */
 export async function postAdvice(
@@ -44,7 +41,7 @@ export async function peekAdvice(root: string, sessionId: string): Promise<Advic
   const advice: Advice[] = [];
   try {
     for await (const row of readJsonLines(path, { root })) {
-      const parsed = z.safeParse(adviceSchema(), row);
+      const parsed = await safeParseShape(ADVICE_SHAPE, row);
       if (parsed.success) advice.push(parsed.data);
     }
   } catch (error) {

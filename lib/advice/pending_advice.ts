@@ -12,6 +12,8 @@ import { postAdvice, renderAdvice, takeAdvice } from "./outbox.ts";
 import { sessionPaths } from "../state/layout.ts";
 import { pathExists } from "../state/store.ts";
 import type { FoldInput } from "./model_fallback.ts";
+import type * as ModelFallback from "./model_fallback.ts";
+import { importLater } from "../core/lazy.ts";
 
 /**
  * Folds the session's pending turn events (and `fold`, when given) into its tracker, and posts the
@@ -22,7 +24,10 @@ export async function foldIntoOutbox(request: HookRequest, fold?: FoldInput): Pr
   const { root, input, ctx } = request;
   const session = input.session_id;
   if (!fold && !await pathExists(sessionPaths(root, session).events)) return;
-  const { foldTurns } = await import("./model_fallback.ts");
+  const { foldTurns } = await importLater<typeof ModelFallback>(
+    "./model_fallback.ts",
+    import.meta.url,
+  );
   const config = await request.config();
   const { advice } = await foldTurns(root, session, fold ?? {}, {
     config: config.modelFallback,

@@ -7,14 +7,19 @@
  * @module
  */
 
-import type { Config } from "../state/config.ts";
-import { BUILTIN_FALLBACKS, findFallback, readFallbackMap } from "./fallback_map.ts";
+import type * as FallbackMap from "./fallback_map.ts";
 import type { HookRequest, InputOf } from "../claude/hook_io.ts";
-import { firstMatch, MCP_CONNECTION_ERRORS } from "../claude/patterns.ts";
+import type * as Patterns from "../claude/patterns.ts";
+import { importLater } from "../core/lazy.ts";
 import { sessionPaths } from "../state/layout.ts";
-import { decideMcpFailure, type McpAdvice, type McpRetryState } from "./mcp_retry_policy.ts";
-import { logRecovery } from "../state/recovery_log.ts";
+import type * as McpRetryPolicy from "./mcp_retry_policy.ts";
+import type { McpAdvice, McpRetryState } from "./mcp_retry_policy.ts";
+import type * as RecoveryLog from "../state/recovery_log.ts";
 import { jsonCodec, numberCodec, updateState } from "../state/store.ts";
+
+// Most failures are of built-in tools and earn no advice yet: what MCP errors, fallbacks and the
+// log need is loaded only when they come up.
+const fallbackMap = () => importLater<typeof FallbackMap>("./fallback_map.ts", import.meta.url);
 
 const mcpRetryCodec = jsonCodec<McpRetryState>((value) => {
   const v = value as Partial<McpRetryState>;
@@ -37,11 +42,21 @@ export function mcpServerOf(
   return match ? match[1]! : null;
 }
 
+/** The MCP connection error a tool's error names, if any. */
+async function connectionError(error: string) {
+  const { firstMatch, MCP_CONNECTION_ERRORS } = await importLater<typeof Patterns>(
+    "../claude/patterns.ts",
+    import.meta.url,
+  );
+  return firstMatch(MCP_CONNECTION_ERRORS, error);
+}
+
 function fallbackText(entry: { fallback: string; limits: string }): string {
   return entry.limits ? `${entry.fallback} (what it cannot do: ${entry.limits})` : entry.fallback;
 }
 
 async function toolFallbackAdvice(root: string, tool: string, count: number): Promise<string> {
+  const { BUILTIN_FALLBACKS, findFallback, readFallbackMap } = await fallbackMap();
   const entry = findFallback(await readFallbackMap(root), tool) ??
     findFallback(BUILTIN_FALLBACKS, tool);
   const head = `[TOOL FALLBACK] ${tool} failed ${count} times in a row.`;
@@ -63,6 +78,7 @@ async function mcpAdvice(
       `then retry once (attempt ${advice.attempt}/${advice.maxAttempts}).`;
   }
   const head = `[MCP FALLBACK] ${tool} failed ${advice.attempt} times in a row (${reason}).`;
+  const { findFallback, readFallbackMap } = await fallbackMap();
   const entry = findFallback(await readFallbackMap(root), tool);
   return entry
     ? `${head} Use ${fallbackText(entry)} instead. The server can be reconnected with /mcp.`
@@ -70,11 +86,14 @@ async function mcpAdvice(
       "with /mcp, and do this step another way meanwhile.";
 }
 
-/** Counts a failed tool call and returns the advice it earns (often none). */
+/**
+ * Counts a failed tool call and returns the advice it earns (often none). The configuration is
+ * read while the count is written (the write waits for the disk), and the lock's wait only when
+ * the lock is taken.
+ */
 export async function onToolFailure(
   request: HookRequest,
   input: InputOf<"PostToolUseFailure">,
-  config: Config,
 ): Promise<string[]> {
   // The user pressing Esc is not the tool failing.
   if (input.is_interrupt) return [];
@@ -83,19 +102,25 @@ export async function onToolFailure(
   const tool = input.tool_name;
   const paths = sessionPaths(root, session);
   const now = ctx.now();
-  const waitMs = await request.lockWaitMs();
+  const waitMs = request.lockWaitMs;
+  const config = request.config();
   const advice: string[] = [];
   const actions = [];
 
   const server = mcpServerOf(input);
-  const connection = server ? firstMatch(MCP_CONNECTION_ERRORS, input.error) : undefined;
+  const connection = server ? await connectionError(input.error) : undefined;
   if (server && connection) {
-    let decided!: ReturnType<typeof decideMcpFailure>;
+    const { decideMcpFailure } = await importLater<typeof McpRetryPolicy>(
+      "./mcp_retry_policy.ts",
+      import.meta.url,
+    );
+    const mcpSettings = (await config).mcp;
+    let decided!: ReturnType<typeof McpRetryPolicy.decideMcpFailure>;
     await updateState(paths.mcpRetry(tool), mcpRetryCodec, (current) => {
       decided = decideMcpFailure(current, { reason: connection.name }, {
         now,
         random: ctx.random,
-        ...config.mcp,
+        ...mcpSettings,
       });
       return decided.state;
     }, { root, waitMs, now });
@@ -106,29 +131,37 @@ export async function onToolFailure(
     }
   }
 
-  const { value: count = 0 } = await updateState(
-    paths.failCount(tool),
-    numberCodec,
-    (current) => (current ?? 0) + 1,
-    { root, waitMs, now },
-  );
+  const [{ value: count = 0 }, { toolFallback }] = await Promise.all([
+    updateState(paths.failCount(tool), numberCodec, (current) => (current ?? 0) + 1, {
+      root,
+      waitMs,
+      now,
+    }),
+    config,
+  ]);
   // Once per crossing, not on every failure after it; MCP connection trouble has its own advice.
-  if (count === config.toolFallback.threshold && !connection) {
+  if (count === toolFallback.threshold && !connection) {
     const text = await toolFallbackAdvice(root, tool, count);
     advice.push(text);
     actions.push({ kind: "tool_fallback", text });
   }
 
-  await logRecovery(
-    root,
-    ...actions.map(({ kind, text }) => ({
-      ts: new Date(now).toISOString(),
-      session,
-      kind,
-      action: "advise",
-      target: tool,
-      result: text,
-    })),
-  );
+  if (actions.length > 0) {
+    const { logRecovery } = await importLater<typeof RecoveryLog>(
+      "../state/recovery_log.ts",
+      import.meta.url,
+    );
+    await logRecovery(
+      root,
+      ...actions.map(({ kind, text }) => ({
+        ts: new Date(now).toISOString(),
+        session,
+        kind,
+        action: "advise",
+        target: tool,
+        result: text,
+      })),
+    );
+  }
   return advice;
 }

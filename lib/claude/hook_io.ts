@@ -1,5 +1,5 @@
 /**
- * The hook contract with Claude Code (DESIGN §5, reference §1–2, §9): input schemas, output
+ * The hook contract with Claude Code (DESIGN §5, reference §1–2, §9): input shapes, output
  * builders, and {@linkcode runHook}, the fail-open wrapper every hook runs inside.
  *
  * A hook prints exactly one JSON object whose `hookSpecificOutput.hookEventName` is the event that
@@ -9,137 +9,133 @@
  * @module
  */
 
-import * as z from "zod";
 import type { Context, StdinReader } from "../core/cli.ts";
-import { type Config, DEFAULT_CONFIG, loadConfig } from "../state/config.ts";
-import { describeIssue, issuePath } from "../core/json_text.ts";
-import { lazy } from "../core/lazy.ts";
-import { logToOwnLog } from "../state/own_log.ts";
+import type { Config } from "../state/config.ts";
+import { importLater, lazy } from "../core/lazy.ts";
+import {
+  array,
+  boolean,
+  type Infer,
+  literal,
+  looseObject,
+  number,
+  optional,
+  safeParseShape,
+  string,
+  unknown,
+} from "../core/shape.ts";
+import type * as OwnLog from "../state/own_log.ts";
 import { resolveHookRoot, validateName } from "../state/layout.ts";
+import type * as JsonText from "../core/json_text.ts";
+import type * as Flags from "../core/flags.ts";
+import type * as ConfigModule from "../state/config.ts";
 
 // ---------------------------------------------------------------------------------------------
 // Input
 
 /** Fields every event carries (`BaseHookInput`). Unknown fields are kept. */
-function baseFields() {
-  return {
-    session_id: z.string(),
-    transcript_path: z.optional(z.string()),
-    cwd: z.string(),
-    prompt_id: z.optional(z.string()),
-    permission_mode: z.optional(z.string()),
-    agent_id: z.optional(z.string()),
-    agent_type: z.optional(z.string()),
-    effort: z.optional(z.looseObject({ level: z.optional(z.string()) })),
-  };
-}
+const baseFields = {
+  session_id: string(),
+  transcript_path: optional(string()),
+  cwd: string(),
+  prompt_id: optional(string()),
+  permission_mode: optional(string()),
+  agent_id: optional(string()),
+  agent_type: optional(string()),
+  effort: optional(looseObject({ level: optional(string()) })),
+};
 
 /** Fields of the tool events. */
-function toolFields() {
-  return {
-    tool_name: z.string(),
-    tool_input: z.optional(z.unknown()),
-    tool_use_id: z.optional(z.string()),
-    mcp_server: z.optional(z.looseObject({ name: z.string(), source: z.optional(z.string()) })),
-  };
-}
+const toolFields = {
+  tool_name: string(),
+  tool_input: optional(unknown()),
+  tool_use_id: optional(string()),
+  mcp_server: optional(looseObject({ name: string(), source: optional(string()) })),
+};
 
 /**
- * Input schemas by event name (reference §1), each built on first use (see `lazy.ts`). Events not
- * listed here are read with {@linkcode otherInputSchema}.
+ * Input shapes by event name (reference §1); see `shape.ts`. Events not listed here are read with
+ * {@linkcode OTHER_INPUT_SHAPE}.
  */
-export const HOOK_INPUT_SCHEMAS = {
-  PostToolUse: lazy(() =>
-    z.looseObject({
-      ...baseFields(),
-      ...toolFields(),
-      hook_event_name: z.literal("PostToolUse"),
-      tool_response: z.optional(z.unknown()),
-      duration_ms: z.optional(z.number()),
-    })
-  ),
-  PostToolUseFailure: lazy(() =>
-    z.looseObject({
-      ...baseFields(),
-      ...toolFields(),
-      hook_event_name: z.literal("PostToolUseFailure"),
-      error: z.string(),
-      is_interrupt: z.optional(z.boolean()),
-      duration_ms: z.optional(z.number()),
-    })
-  ),
-  UserPromptSubmit: lazy(() =>
-    z.looseObject({
-      ...baseFields(),
-      hook_event_name: z.literal("UserPromptSubmit"),
-      prompt: z.string(),
-      source: z.optional(z.string()),
-      session_title: z.optional(z.string()),
-    })
-  ),
-  SessionStart: lazy(() =>
-    z.looseObject({
-      ...baseFields(),
-      hook_event_name: z.literal("SessionStart"),
-      /** startup, resume, clear, compact or fork. */
-      source: z.string(),
-      /** Present in interactive sessions only (reference §9). */
-      model: z.optional(z.string()),
-      session_title: z.optional(z.string()),
-    })
-  ),
-  SessionEnd: lazy(() =>
-    z.looseObject({
-      ...baseFields(),
-      hook_event_name: z.literal("SessionEnd"),
-      reason: z.string(),
-    })
-  ),
-  Stop: lazy(() =>
-    z.looseObject({
-      ...baseFields(),
-      hook_event_name: z.literal("Stop"),
-      stop_hook_active: z.boolean(),
-      last_assistant_message: z.optional(z.string()),
-      background_tasks: z.optional(z.array(z.unknown())),
-      session_crons: z.optional(z.array(z.unknown())),
-    })
-  ),
-  StopFailure: lazy(() =>
-    z.looseObject({
-      ...baseFields(),
-      hook_event_name: z.literal("StopFailure"),
-      /** `SDKAssistantMessageError`: rate_limit, server_error, overloaded, … (reference §1). */
-      error: z.string(),
-      error_details: z.optional(z.string()),
-      last_assistant_message: z.optional(z.string()),
-    })
-  ),
+export const HOOK_INPUT_SHAPES = {
+  PostToolUse: looseObject({
+    ...baseFields,
+    ...toolFields,
+    hook_event_name: literal("PostToolUse"),
+    tool_response: optional(unknown()),
+    duration_ms: optional(number()),
+  }),
+  PostToolUseFailure: looseObject({
+    ...baseFields,
+    ...toolFields,
+    hook_event_name: literal("PostToolUseFailure"),
+    error: string(),
+    is_interrupt: optional(boolean()),
+    duration_ms: optional(number()),
+  }),
+  UserPromptSubmit: looseObject({
+    ...baseFields,
+    hook_event_name: literal("UserPromptSubmit"),
+    prompt: string(),
+    source: optional(string()),
+    session_title: optional(string()),
+  }),
+  SessionStart: looseObject({
+    ...baseFields,
+    hook_event_name: literal("SessionStart"),
+    /** startup, resume, clear, compact or fork. */
+    source: string(),
+    /** Present in interactive sessions only (reference §9). */
+    model: optional(string()),
+    session_title: optional(string()),
+  }),
+  SessionEnd: looseObject({
+    ...baseFields,
+    hook_event_name: literal("SessionEnd"),
+    reason: string(),
+  }),
+  Stop: looseObject({
+    ...baseFields,
+    hook_event_name: literal("Stop"),
+    stop_hook_active: boolean(),
+    last_assistant_message: optional(string()),
+    background_tasks: optional(array(unknown())),
+    session_crons: optional(array(unknown())),
+  }),
+  StopFailure: looseObject({
+    ...baseFields,
+    hook_event_name: literal("StopFailure"),
+    /** `SDKAssistantMessageError`: rate_limit, server_error, overloaded, … (reference §1). */
+    error: string(),
+    error_details: optional(string()),
+    last_assistant_message: optional(string()),
+  }),
 };
 
 /** Any other event: the base fields plus its name. */
-export const otherInputSchema = lazy(() =>
-  z.looseObject({ ...baseFields(), hook_event_name: z.string() })
-);
+export const OTHER_INPUT_SHAPE = looseObject({ ...baseFields, hook_event_name: string() });
 
 /** An event lifeline knows the fields of. */
-export type KnownEvent = keyof typeof HOOK_INPUT_SCHEMAS;
+export type KnownEvent = keyof typeof HOOK_INPUT_SHAPES;
 
 /** A named event's input. */
-export type InputOf<E extends KnownEvent> = z.infer<ReturnType<(typeof HOOK_INPUT_SCHEMAS)[E]>>;
+export type InputOf<E extends KnownEvent> = Infer<(typeof HOOK_INPUT_SHAPES)[E]>;
 
 /** A validated hook input. */
 export type HookInput =
   | { [E in KnownEvent]: InputOf<E> }[KnownEvent]
-  | z.infer<ReturnType<typeof otherInputSchema>>;
+  | Infer<typeof OTHER_INPUT_SHAPE>;
 
 /** The input was not a hook payload lifeline can use. */
 export class HookInputError extends Error {
   override name = "HookInputError";
 }
 
-/** Parses stdin text into a validated {@linkcode HookInput}. Throws {@linkcode HookInputError}. */
-export function parseHookInput(text: string): HookInput {
+/**
+ * Parses stdin text into a validated {@linkcode HookInput}. Rejects with {@linkcode HookInputError}
+ * (zod's first issue says which field and why).
+ */
+export async function parseHookInput(text: string): Promise<HookInput> {
   let json: unknown;
   try {
     json = JSON.parse(text);
@@ -150,15 +146,19 @@ export function parseHookInput(text: string): HookInput {
     throw new HookInputError("stdin is not a JSON object");
   }
   const event = (json as { hook_event_name?: unknown }).hook_event_name;
-  const schema = typeof event === "string" && Object.hasOwn(HOOK_INPUT_SCHEMAS, event)
-    ? HOOK_INPUT_SCHEMAS[event as KnownEvent]()
-    : otherInputSchema();
-  const result = z.safeParse(schema, json);
+  const shape = typeof event === "string" && Object.hasOwn(HOOK_INPUT_SHAPES, event)
+    ? HOOK_INPUT_SHAPES[event as KnownEvent]
+    : OTHER_INPUT_SHAPE;
+  const result = await safeParseShape<HookInput>(shape, json);
   if (!result.success) {
+    const { describeIssue, issuePath } = await importLater<typeof JsonText>(
+      "../core/json_text.ts",
+      import.meta.url,
+    ); // rejections only
     const issue = result.error.issues[0]!;
     throw new HookInputError(`${issuePath(issue.path)}: ${describeIssue(issue, json)}`);
   }
-  return result.data as HookInput;
+  return result.data;
 }
 
 /** True when `input` is the named event's input. */
@@ -305,9 +305,27 @@ export const HOOK_FLAGS_HELP = `Options:
 Reads one hook input (JSON) on stdin. Prints one JSON object for Claude Code, or nothing.
 Always exits 0 on bad input or internal failure, and logs one line to lifeline's own log.`;
 
+/**
+ * `logToOwnLog`, with its module loaded on first use: a hook that goes well logs nothing. Never
+ * throws, as `logToOwnLog` does not.
+ */
+export async function logHookProblem(
+  ...args: Parameters<typeof OwnLog.logToOwnLog>
+): Promise<void> {
+  try {
+    const { logToOwnLog } = await importLater<typeof OwnLog>(
+      "../state/own_log.ts",
+      import.meta.url,
+    );
+    await logToOwnLog(...args);
+  } catch {
+    // Nowhere left to report to; the hook still exits quietly.
+  }
+}
+
 async function parseHookFlags(args: readonly string[]): Promise<HookFlags> {
   if (args.length === 0) return { background: false }; // the usual case: skip loading node:util
-  const { parseFlags } = await import("../core/flags.ts");
+  const { parseFlags } = await importLater<typeof Flags>("../core/flags.ts", import.meta.url);
   const { values } = parseFlags(args, {
     root: { type: "string" },
     background: { type: "boolean" },
@@ -342,26 +360,31 @@ export async function runHook(
   let session: string | undefined;
   let root: string | undefined;
   try {
-    const input = parseHookInput(await readStdinText(ctx.stdin));
+    const input = await parseHookInput(await readStdinText(ctx.stdin));
     session = validateName("session id", input.session_id);
     root = resolveHookRoot({ flag: flags.root, env: ctx.env, inputCwd: input.cwd, cwd: ctx.cwd });
     const where = { session, root };
-    const config = lazy(() =>
-      loadConfig(ctx.env, where.root).catch(async (error) => {
-        await logToOwnLog(ctx.env, {
+    // Loaded on first use: the heartbeat never needs it, and most calls of the others neither.
+    const config = lazy(async () => {
+      const { DEFAULT_CONFIG, loadConfig } = await importLater<typeof ConfigModule>(
+        "../state/config.ts",
+        import.meta.url,
+      );
+      return await loadConfig(ctx.env, where.root).catch(async (error) => {
+        await logHookProblem(ctx.env, {
           command: `hook ${name}`,
           message: "invalid config, using defaults",
           error,
           ...where,
         });
         return DEFAULT_CONFIG;
-      })
-    );
+      });
+    });
     const lockWaitMs = async () => flags.background ? 0 : (await config()).hooks.lockWaitMs;
     const output = await handle({ input, root, flags, ctx, config, lockWaitMs });
     if (output) ctx.out.json(output);
   } catch (error) {
-    await logToOwnLog(ctx.env, {
+    await logHookProblem(ctx.env, {
       command: `hook ${name}`,
       message: "failed open",
       error,

@@ -37,8 +37,11 @@ export interface Context {
   now(): number;
   /** A random number in [0, 1) (jitter, temp names). */
   random(): number;
-  /** The local time zone (IANA name), for times that name none. */
-  timeZone: string;
+  /**
+   * The local time zone (IANA name), for times that name none. A function: asking costs ~12 ms of
+   * ICU start-up, which only the commands that read clock times should pay.
+   */
+  timeZone(): string;
   /** This machine's name. */
   hostname(): string;
   /** Aborted on SIGINT or SIGTERM; long-running commands stop cleanly when it fires. */

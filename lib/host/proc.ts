@@ -12,6 +12,9 @@
  * @module
  */
 
+import { importLater } from "../core/lazy.ts";
+import type * as Process from "./process.ts";
+
 /** A running process. */
 export interface ProcessInfo {
   pid: number;
@@ -39,22 +42,23 @@ export type ProcessLookup =
  */
 const CLOCK_TICKS_PER_SECOND = 100;
 
-let bootFacts: Promise<{ btimeMs: number; bootId: string } | undefined> | undefined;
+let bootFacts: { btimeMs: number; bootId: string } | undefined | null = null;
 
-/** The boot time (`btime` in `/proc/stat`) and boot id, read once per process. */
-function linuxBoot(): Promise<{ btimeMs: number; bootId: string } | undefined> {
-  bootFacts ??= (async () => {
-    try {
-      const [stat, bootId] = await Promise.all([
-        Deno.readTextFile("/proc/stat"),
-        Deno.readTextFile("/proc/sys/kernel/random/boot_id"),
-      ]);
-      const btime = /^btime (\d+)$/m.exec(stat)?.[1];
-      return btime ? { btimeMs: Number(btime) * 1000, bootId: bootId.trim() } : undefined;
-    } catch {
-      return undefined;
-    }
-  })();
+/**
+ * The boot time (`btime` in `/proc/stat`) and boot id, read once per process. The `/proc` files are
+ * read synchronously, here and below: the kernel answers at once, and a hook pays for every
+ * asynchronous call.
+ */
+function linuxBoot(): { btimeMs: number; bootId: string } | undefined {
+  if (bootFacts !== null) return bootFacts;
+  try {
+    const stat = Deno.readTextFileSync("/proc/stat");
+    const bootId = Deno.readTextFileSync("/proc/sys/kernel/random/boot_id");
+    const btime = /^btime (\d+)$/m.exec(stat)?.[1];
+    bootFacts = btime ? { btimeMs: Number(btime) * 1000, bootId: bootId.trim() } : undefined;
+  } catch {
+    bootFacts = undefined;
+  }
   return bootFacts;
 }
 
@@ -87,12 +91,12 @@ export function parseProcStat(
   };
 }
 
-async function lookupLinux(pid: number): Promise<ProcessLookup | undefined> {
-  const boot = await linuxBoot();
+function lookupLinux(pid: number): ProcessLookup | undefined {
+  const boot = linuxBoot();
   if (!boot) return undefined;
   let text: string;
   try {
-    text = await Deno.readTextFile(`/proc/${pid}/stat`);
+    text = Deno.readTextFileSync(`/proc/${pid}/stat`);
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return { kind: "gone" };
     return undefined; // /proc not readable here: ask ps
@@ -138,7 +142,7 @@ async function lookupPs(pid: number): Promise<ProcessLookup> {
   let result;
   try {
     // Loaded here: on Linux no hook needs it, and every module costs start-up time.
-    const { runProgram } = await import("./process.ts");
+    const { runProgram } = await importLater<typeof Process>("./process.ts", import.meta.url);
     // UTC and the C locale: the start time is then the same text whoever runs ps, and parseable.
     result = await runProgram("ps", ["-o", "ppid=,lstart=,comm=", "-p", String(pid)], {
       env: { TZ: "UTC", LC_ALL: "C" },
@@ -157,7 +161,7 @@ export async function lookupProcess(pid: number): Promise<ProcessLookup> {
   if (!Number.isSafeInteger(pid) || pid <= 0) return { kind: "gone" };
   if (Deno.build.os === "windows") return { kind: "unknown" };
   if (Deno.build.os === "linux") {
-    const found = await lookupLinux(pid);
+    const found = lookupLinux(pid);
     if (found) return found;
   }
   return await lookupPs(pid);

@@ -12,9 +12,8 @@ import { recordedProcessState } from "../host/proc.ts";
 import { tmux, TmuxError } from "../host/tmux.ts";
 import { joinPath } from "../core/path.ts";
 import { validateName } from "../state/layout.ts";
-import { numberCodec } from "../state/store.ts";
+import { isFileSync, numberCodec, readSmallFileSync } from "../state/store.ts";
 import { readFinishedSync, readSessionRecord, type SessionRecord } from "./registry.ts";
-import { isFileSync, readSmallFileSync } from "./session_list.ts";
 import {
   decideSession,
   type HostEvidence,

@@ -5,57 +5,63 @@
  * @module
  */
 
-import * as z from "zod";
-import { lazy } from "../core/lazy.ts";
+import {
+  type Infer,
+  looseObject,
+  nullable,
+  number,
+  optional,
+  parseShape,
+  string,
+  union,
+} from "../core/shape.ts";
 import { sessionPaths } from "../state/layout.ts";
 import {
   jsonCodec,
   numberCodec,
+  readSmallFileSync,
   readState,
   removeFile,
   updateState,
   writeFileAtomic,
 } from "../state/store.ts";
-import { readSmallFileSync } from "./session_list.ts";
 
-/** `session.json`: where a session runs and how to tell whether it still does. */
-export const sessionRecordSchema = lazy(() =>
-  z.looseObject({
-    session_id: z.string(),
-    root: z.string(),
-    cwd: z.nullable(z.string()),
-    transcript_path: z.nullable(z.string()),
-    /** `$TMUX_PANE`, e.g. `%3`. */
-    tmux_pane: z.nullable(z.string()),
-    /** The tmux server's socket path, from `$TMUX`. */
-    tmux_socket: z.nullable(z.string()),
-    /** The pane's tmux session (`$<id>`) and its server's pid, from `$TMUX`: where to revive. */
-    tmux_session: z.optional(z.nullable(z.string())),
-    tmux_server_pid: z.optional(z.nullable(z.number())),
-    /** The hook's parent pid at the last sighting; the agent is looked up again when it changes. */
-    hook_parent_pid: z.optional(z.nullable(z.number())),
-    /** The agent process (the hook's parent, past any shell or wrapper), with its identity. */
-    agent_pid: z.nullable(z.number()),
-    agent_command: z.optional(z.nullable(z.string())),
-    /**
-     * When the agent started, in epoch ms. Records written by earlier versions hold a `ps -o
-     * lstart` text in the hook's time zone instead; they are read as such, and replaced at the next
-     * heartbeat.
-     */
-    agent_started: z.optional(z.nullable(z.union([z.number(), z.string()]))),
-    /** Linux: the exact start identity, `<boot id>/<clock ticks since boot>`. */
-    agent_start_id: z.optional(z.nullable(z.string())),
-    first_seen: z.string(),
-    last_seen: z.string(),
-    last_event: z.string(),
-  })
-);
+/** `session.json`: where a session runs and how to tell whether it still does (see `shape.ts`). */
+export const SESSION_RECORD_SHAPE = looseObject({
+  session_id: string(),
+  root: string(),
+  cwd: nullable(string()),
+  transcript_path: nullable(string()),
+  /** `$TMUX_PANE`, e.g. `%3`. */
+  tmux_pane: nullable(string()),
+  /** The tmux server's socket path, from `$TMUX`. */
+  tmux_socket: nullable(string()),
+  /** The pane's tmux session (`$<id>`) and its server's pid, from `$TMUX`: where to revive. */
+  tmux_session: optional(nullable(string())),
+  tmux_server_pid: optional(nullable(number())),
+  /** The hook's parent pid at the last sighting; the agent is looked up again when it changes. */
+  hook_parent_pid: optional(nullable(number())),
+  /** The agent process (the hook's parent, past any shell or wrapper), with its identity. */
+  agent_pid: nullable(number()),
+  agent_command: optional(nullable(string())),
+  /**
+   * When the agent started, in epoch ms. Records written by earlier versions hold a `ps -o
+   * lstart` text in the hook's time zone instead; they are read as such, and replaced at the next
+   * heartbeat.
+   */
+  agent_started: optional(nullable(union([number(), string()]))),
+  /** Linux: the exact start identity, `<boot id>/<clock ticks since boot>`. */
+  agent_start_id: optional(nullable(string())),
+  first_seen: string(),
+  last_seen: string(),
+  last_event: string(),
+});
 
 /** `session.json`. */
-export type SessionRecord = z.infer<ReturnType<typeof sessionRecordSchema>>;
+export type SessionRecord = Infer<typeof SESSION_RECORD_SHAPE>;
 
 /** Codec for `session.json`. */
-export const sessionRecordCodec = jsonCodec((value) => sessionRecordSchema().parse(value));
+export const sessionRecordCodec = jsonCodec((value) => parseShape(SESSION_RECORD_SHAPE, value));
 
 /** What one hook call saw of its session. */
 export interface SessionSighting {
@@ -156,6 +162,19 @@ export function readSessionStatus(root: string, sessionId: string): string {
   return readSmallFileSync(sessionPaths(root, sessionId).status)?.trim() ?? "";
 }
 
+/**
+ * Whether `dir` lists `name`. A hook asks so before reading a file that is usually missing: the
+ * first exception a process meets costs ~0.3 ms, and a missing file is one.
+ */
+function hasEntry(dir: string, name: string): boolean {
+  try {
+    for (const entry of Deno.readDirSync(dir)) if (entry.name === name) return true;
+  } catch {
+    // Unreadable: the read that follows would find nothing either.
+  }
+  return false;
+}
+
 /** What a session's `finished` mark says. */
 export interface FinishedMark {
   /** The status word it finished with. */
@@ -252,7 +271,7 @@ async function updateRegistry(
   const known = await readState(paths.session, sessionRecordCodec, { root: seen.root });
   const current = known.kind === "ok" ? known.value : undefined;
   const agent = await seen.findAgent(current);
-  const status = readSessionStatus(seen.root, seen.sessionId);
+  const status = hasEntry(paths.dir, "status") ? readSessionStatus(seen.root, seen.sessionId) : "";
   if (current && !nextStatus(status, seen.event)) {
     if (sameRecord(current, nextSessionRecord(current, { ...seen, agent }, now), now)) {
       return { record: current, status: null };

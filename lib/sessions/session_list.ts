@@ -58,33 +58,3 @@ export function listSessions(root: string): SessionListing {
   }
   return { ids: ids.sort(), skipped, pruning };
 }
-
-/**
- * The first `maxBytes` of a small file (a status word, a heartbeat), or undefined when it is
- * missing or not a regular file. The read is bounded, and a symlink or FIFO is refused before it is
- * opened, so a loop over every session cannot be stalled by one of them.
- */
-export function readSmallFileSync(path: string, maxBytes = 256): string | undefined {
-  try {
-    if (!Deno.lstatSync(path).isFile) return undefined;
-    const file = Deno.openSync(path, { read: true });
-    try {
-      const buffer = new Uint8Array(maxBytes);
-      const n = file.readSync(buffer) ?? 0;
-      return new TextDecoder().decode(buffer.subarray(0, n));
-    } finally {
-      file.close();
-    }
-  } catch {
-    return undefined;
-  }
-}
-
-/** Whether a regular file (not a symlink) is at `path`. */
-export function isFileSync(path: string): boolean {
-  try {
-    return Deno.lstatSync(path).isFile;
-  } catch {
-    return false;
-  }
-}

@@ -6,13 +6,14 @@
  * @module
  */
 
-import * as z from "zod";
+import type * as z from "zod";
 import { CliError } from "../core/cli.ts";
-import { describeIssue, issuePath, parseJsonText } from "../core/json_text.ts";
-import { lazy } from "../core/lazy.ts";
+import type * as JsonText from "../core/json_text.ts";
 import { dirName } from "../core/path.ts";
 import { projectPaths, userConfigPath } from "./layout.ts";
 import { readStateText } from "./store.ts";
+import type * as ConfigSchema from "./config_schema.ts";
+import { importLater } from "../core/lazy.ts";
 
 /** Every setting, with its default. Times are in seconds unless the name says otherwise. */
 export const DEFAULT_CONFIG = {
@@ -120,86 +121,8 @@ export const DEFAULT_CONFIG = {
 /** The resolved configuration. */
 export type Config = typeof DEFAULT_CONFIG;
 
-/**
- * What a config file may contain: a strict, all-optional mirror of {@linkcode DEFAULT_CONFIG}.
- * Built on first use: most hook calls find no config file and never need it (see `lazy.ts`).
- */
-export const configFileSchema = lazy(() => {
-  // Every duration is bounded: a timer cannot wait longer than 2^31 ms (~24.8 days), and an
-  // interval of months is a typo, not a setting.
-  const seconds = (max: number) => z.number().check(z.minimum(0), z.maximum(max));
-  const count = () => z.int().check(z.minimum(1), z.maximum(1000));
-  const names = () => z.array(z.string().check(z.minLength(1))).check(z.minLength(1));
-  const DAY = 86_400;
-  return z.strictObject({
-    $schema: z.optional(z.string()),
-    hooks: z.optional(z.strictObject({
-      lockWaitMs: z.optional(z.int().check(z.minimum(0), z.maximum(60_000))),
-    })),
-    mcp: z.optional(z.strictObject({
-      baseSeconds: z.optional(seconds(3600)),
-      maxAttempts: z.optional(count()),
-      jitter: z.optional(z.number().check(z.minimum(0), z.maximum(1))),
-    })),
-    toolFallback: z.optional(z.strictObject({ threshold: z.optional(count()) })),
-    modelFallback: z.optional(z.strictObject({
-      threshold: z.optional(count()),
-      ladder: z.optional(names()),
-    })),
-    retry: z.optional(z.strictObject({
-      foregroundMax: z.optional(z.int().check(z.minimum(0), z.maximum(100))),
-    })),
-    notify: z.optional(z.strictObject({
-      command: z.optional(z.nullable(names())),
-      tmux: z.optional(z.boolean()),
-    })),
-    crash: z.optional(z.strictObject({
-      loopStaleSeconds: z.optional(seconds(30 * DAY)),
-      claimStaleMinutes: z.optional(seconds(30 * 24 * 60)),
-    })),
-    stale: z.optional(z.strictObject({
-      afterSeconds: z.optional(seconds(30 * DAY)),
-      intervalSeconds: z.optional(z.number().check(z.minimum(1), z.maximum(DAY))),
-      pruneAfterDays: z.optional(seconds(3650)),
-      revive: z.optional(z.boolean()),
-      reviveCommand: z.optional(names()),
-    })),
-    watch: z.optional(z.strictObject({
-      intervalSeconds: z.optional(z.number().check(z.minimum(1), z.maximum(DAY))),
-      resumeMarginSeconds: z.optional(seconds(DAY)),
-      staggerSeconds: z.optional(seconds(3600)),
-      nativeMarginSeconds: z.optional(seconds(DAY)),
-      agentCommands: z.optional(names()),
-      // Typed into the agent's prompt as it is: plain words, so it cannot be a slash command,
-      // a shell escape (`!`) or carry a key of its own (a CR is an Enter no check precedes).
-      resumeText: z.optional(
-        z.string().check(
-          z.minLength(1),
-          z.maxLength(200),
-          z.regex(/^[\p{L}\p{N}][^\p{Cc}\u2028\u2029]*$/u, {
-            error: "must start with a letter or digit and hold no control characters",
-          }),
-        ),
-      ),
-      maxAttempts: z.optional(count()),
-      transientBackoffSeconds: z.optional(seconds(DAY)),
-      verifyDelaySeconds: z.optional(seconds(60)),
-      keyDelayMs: z.optional(z.int().check(z.minimum(0), z.maximum(10_000))),
-    })),
-    breaker: z.optional(z.strictObject({
-      threshold: z.optional(count()),
-      rollbackAtCount: z.optional(count()),
-      stableTagPattern: z.optional(z.string().check(z.minLength(1))),
-      maxIterations: z.optional(z.int().check(z.minimum(1), z.maximum(1_000_000))),
-      maxBackupFileMB: z.optional(z.number().check(z.minimum(0), z.maximum(1 << 20))),
-      maxBackupsMB: z.optional(z.number().check(z.minimum(0), z.maximum(1 << 24))),
-    })),
-    harness: z.optional(z.strictObject({ language: z.optional(z.enum(["zh", "en"])) })),
-  });
-});
-
-/** A config file's contents. */
-export type ConfigFile = z.infer<ReturnType<typeof configFileSchema>>;
+/** A config file's contents: a strict, all-optional mirror of {@linkcode DEFAULT_CONFIG}. */
+export type ConfigFile = z.infer<ReturnType<typeof ConfigSchema.configFileSchema>>;
 
 /**
  * A config file that cannot be used, naming the file, the field and the reason. A command that
@@ -215,14 +138,25 @@ export class ConfigError extends CliError {
   }
 }
 
-/** Parses one config file's text. Throws {@linkcode ConfigError}. */
-export function parseConfigFile(file: string, text: string): ConfigFile {
+/**
+ * Parses one config file's text. Rejects with {@linkcode ConfigError}. zod is loaded only here:
+ * most hook calls find no config file.
+ */
+export async function parseConfigFile(file: string, text: string): Promise<ConfigFile> {
+  const { describeIssue, issuePath, parseJsonText } = await importLater<typeof JsonText>(
+    "../core/json_text.ts",
+    import.meta.url,
+  );
   const json = parseJsonText(text);
   if (!json.ok) {
     const { line, column, reason } = json.error;
     throw new ConfigError(file, `line ${line}, column ${column}`, `not valid JSON (${reason})`);
   }
-  const result = z.safeParse(configFileSchema(), json.value);
+  const { checkConfigFile } = await importLater<typeof ConfigSchema>(
+    "./config_schema.ts",
+    import.meta.url,
+  );
+  const result = checkConfigFile(json.value);
   if (result.success) return result.data;
   const issue = result.error.issues[0]!;
   const path = issue.code === "unrecognized_keys" && issue.keys.length === 1
@@ -240,6 +174,7 @@ export const USER_ONLY_SETTINGS = [
   ["watch", "resumeText"],
   ["watch", "agentCommands"],
   ["notify", "command"],
+  ["stale", "reviveCommand"],
 ] as const;
 
 /** Refuses a project config that sets a user-only setting. Throws {@linkcode ConfigError}. */
@@ -259,7 +194,8 @@ function checkProjectConfig(file: string, config: ConfigFile): void {
 
 /** Applies config files, in order, over the defaults. */
 export function mergeConfig(...files: ConfigFile[]): Config {
-  const config = structuredClone(DEFAULT_CONFIG) as Config;
+  // A copy (DEFAULT_CONFIG is plain JSON): cheaper to start than structuredClone, for a hook.
+  const config = JSON.parse(JSON.stringify(DEFAULT_CONFIG)) as Config;
   for (const file of files) {
     for (const [section, values] of Object.entries(file)) {
       if (section === "$schema" || !values || typeof values !== "object") continue;
@@ -284,7 +220,7 @@ async function readConfigFile(path: string): Promise<ConfigFile | undefined> {
     if (error instanceof Deno.errors.NotFound) return undefined;
     throw new ConfigError(path, "(file)", error instanceof Error ? error.message : String(error));
   }
-  return parseConfigFile(path, text);
+  return await parseConfigFile(path, text);
 }
 
 /** The config files that apply, user first; `root` adds the project's. */

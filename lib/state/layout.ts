@@ -77,6 +77,8 @@ export function projectPaths(root: string) {
     config: joinPath(root, ".lifeline", "config.json"),
     /** Which finished plan `hook crash` has already called finished (it says so once). */
     finishedPlan: joinPath(root, ".lifeline", "finished-plan.json"),
+    /** What `hook crash` found in each session, kept for the next start (see `survey.ts`). */
+    surveyCache: joinPath(root, ".lifeline", "survey.json"),
   };
 }
 

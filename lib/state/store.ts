@@ -3,10 +3,13 @@
  *
  * - whole-file writes go to a unique temp file in the same directory, are fsynced, then renamed
  *   over the target, so a reader sees the old file or the new one, never a mix;
- * - read-modify-write holds a kernel lock (`Deno.FsFile.tryLock`) on a dedicated `<file>.lock`
+ * - read-modify-write holds a kernel lock (`Deno.FsFile.tryLockSync`) on a dedicated `<file>.lock`
  *   that is never deleted; the kernel drops it when its holder dies, so it cannot go stale;
  * - a file that does not parse is moved aside to `<name>.corrupt-<ts>`, never overwritten blind;
  * - logs are JSON lines, each appended with one write; readers skip lines that do not parse;
+ * - state files are read and written with Deno's synchronous calls (but fsync, streamed reads and
+ *   the removal of whole directories): a hook, which has little else to do meanwhile, pays about
+ *   half as much for them as for the asynchronous ones;
  * - below its root (the project root, or lifeline's own state directory), a state path that is or
  *   passes through a symbolic link is refused, and a file is opened only when it is a regular file
  *   (a FIFO would block the open, a device would never end), checked with `lstat` before the open
@@ -21,14 +24,17 @@ import { CliError } from "../core/cli.ts";
 import { jitterFraction, uniqueSuffix } from "../core/text.ts";
 import { baseName, dirName, joinPath, relativeTo } from "../core/path.ts";
 
-/** How a state file's text becomes a value and back. `parse` throws on bad input. */
+/**
+ * How a state file's text becomes a value and back. `parse` throws (or rejects) on bad input; it
+ * may be asynchronous, for a validator that loads what explains a rejection only then.
+ */
 export interface Codec<T> {
-  parse(text: string): T;
+  parse(text: string): T | Promise<T>;
   format(value: T): string;
 }
 
-/** A JSON codec; `validate` turns parsed JSON into a value or throws. */
-export function jsonCodec<T>(validate: (value: unknown) => T): Codec<T> {
+/** A JSON codec; `validate` turns parsed JSON into a value or throws (or rejects). */
+export function jsonCodec<T>(validate: (value: unknown) => T | Promise<T>): Codec<T> {
   return {
     parse: (text) => validate(JSON.parse(text)),
     format: (value) => JSON.stringify(value, null, 2) + "\n",
@@ -36,14 +42,14 @@ export function jsonCodec<T>(validate: (value: unknown) => T): Codec<T> {
 }
 
 /** A file that holds one non-negative whole number, like `date +%s > heartbeat` writes. */
-export const numberCodec: Codec<number> = {
-  parse(text) {
+export const numberCodec = {
+  parse(text: string): number {
     const trimmed = text.trim();
     if (!/^\d+$/.test(trimmed)) throw new Error(`expected a whole number, found ${show(trimmed)}`);
     return Number(trimmed);
   },
-  format: (value) => `${value}\n`,
-};
+  format: (value: number) => `${value}\n`,
+} satisfies Codec<number>;
 
 function show(text: string): string {
   return JSON.stringify(text.length > 40 ? text.slice(0, 40) + "…" : text);
@@ -161,6 +167,18 @@ function checkFile(path: string): Deno.FileInfo | null {
   return info;
 }
 
+/**
+ * `fn`'s result as a promise, and its throw as a rejection: the asynchronous face of the
+ * synchronous file steps below (see the module's doc).
+ */
+function promised<T>(fn: () => T): Promise<T> {
+  try {
+    return Promise.resolve(fn());
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
 /** How {@linkcode openChecked} opens a file. */
 type Access = "read" | "append" | "lock";
 
@@ -175,7 +193,7 @@ const OPEN_OPTIONS: Record<Access, Deno.OpenOptions> = {
  * which never follows a link; an existing one is checked with `lstat` first and by device and
  * inode after the open, so a FIFO is never opened and a file swapped in between is refused.
  */
-async function openChecked(path: string, root: string, access: Access): Promise<Deno.FsFile> {
+function openChecked(path: string, root: string, access: Access): Deno.FsFile {
   const create = access !== "read";
   checkDirs(root, dirName(path), create);
   for (let attempt = 1;; attempt++) {
@@ -183,14 +201,14 @@ async function openChecked(path: string, root: string, access: Access): Promise<
     if (!before) {
       if (!create) throw new Deno.errors.NotFound(`"${path}" does not exist`);
       try {
-        return await Deno.open(path, { ...OPEN_OPTIONS[access], createNew: true });
+        return Deno.openSync(path, { ...OPEN_OPTIONS[access], createNew: true });
       } catch (error) {
         if (error instanceof Deno.errors.AlreadyExists && attempt < 3) continue;
         throw error;
       }
     }
-    const file = await Deno.open(path, OPEN_OPTIONS[access]);
-    const after = await file.stat();
+    const file = Deno.openSync(path, OPEN_OPTIONS[access]);
+    const after = file.statSync();
     if (after.isFile && after.dev === before.dev && after.ino === before.ino) return file;
     file.close();
     if (attempt >= 3) throw new RefusedPathError(path, "it was replaced while being opened");
@@ -210,15 +228,12 @@ function lockPathInfo(path: string): Deno.FileInfo | null {
 }
 
 /** Reads at most `maxBytes` of an open file; `complete` says whether that was all of it. */
-async function readAtMost(
-  file: Deno.FsFile,
-  maxBytes: number,
-): Promise<{ bytes: Uint8Array; complete: boolean }> {
+function readAtMost(file: Deno.FsFile, maxBytes: number): { bytes: Uint8Array; complete: boolean } {
   const buffer = new Uint8Array(Math.min(maxBytes + 1, 1 << 16));
   const chunks: Uint8Array[] = [];
   let total = 0;
   while (total <= maxBytes) {
-    const n = await file.read(buffer.subarray(0, Math.min(buffer.length, maxBytes + 1 - total)));
+    const n = file.readSync(buffer.subarray(0, Math.min(buffer.length, maxBytes + 1 - total)));
     if (n === null) break;
     chunks.push(buffer.slice(0, n));
     total += n;
@@ -237,17 +252,19 @@ async function readAtMost(
  * The first `maxBytes` of a state file as text, and whether that was all of it. Throws NotFound
  * when it is missing and {@linkcode RefusedPathError} when it is not a plain file below `root`.
  */
-export async function readTextHead(
+export function readTextHead(
   path: string,
   { root, maxBytes }: Within & { maxBytes: number },
 ): Promise<{ text: string; complete: boolean }> {
-  const file = await openChecked(path, root, "read");
-  try {
-    const { bytes, complete } = await readAtMost(file, maxBytes);
-    return { text: new TextDecoder().decode(bytes), complete };
-  } finally {
-    file.close();
-  }
+  return promised(() => {
+    const file = openChecked(path, root, "read");
+    try {
+      const { bytes, complete } = readAtMost(file, maxBytes);
+      return { text: new TextDecoder().decode(bytes), complete };
+    } finally {
+      file.close();
+    }
+  });
 }
 
 /** A whole state file as text; one larger than `maxBytes` is refused. See {@linkcode readTextHead}. */
@@ -295,11 +312,41 @@ export function readStateTextSync(
 }
 
 /**
+ * The first `maxBytes` of a small file (a status word, a heartbeat), or undefined when it is
+ * missing or not a regular file. The read is bounded, and a symlink or FIFO is refused before it is
+ * opened, so a loop over every session cannot be stalled by one of them.
+ */
+export function readSmallFileSync(path: string, maxBytes = 256): string | undefined {
+  try {
+    if (!Deno.lstatSync(path).isFile) return undefined;
+    const file = Deno.openSync(path, { read: true });
+    try {
+      const buffer = new Uint8Array(maxBytes);
+      const n = file.readSync(buffer) ?? 0;
+      return new TextDecoder().decode(buffer.subarray(0, n));
+    } finally {
+      file.close();
+    }
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether a regular file (not a symlink) is at `path`. */
+export function isFileSync(path: string): boolean {
+  try {
+    return Deno.lstatSync(path).isFile;
+  } catch {
+    return false;
+  }
+}
+
+/**
  * Opens a state file for reading (to stream it). Throws NotFound when it is missing and
  * {@linkcode RefusedPathError} when it is not a regular file below `root` reached without links.
  */
 export function openStateFile(path: string, { root }: Within): Promise<Deno.FsFile> {
-  return openChecked(path, root, "read");
+  return promised(() => openChecked(path, root, "read"));
 }
 
 /**
@@ -333,9 +380,11 @@ export async function readFileTail(
  * The entries of a directory below `root` reached without links (entries that are links are
  * listed as such, never followed). Throws NotFound when it is not there.
  */
-export async function listStateDir(dir: string, { root }: Within): Promise<Deno.DirEntry[]> {
-  checkDirs(root, dir, false);
-  return await Array.fromAsync(Deno.readDir(dir));
+export function listStateDir(dir: string, { root }: Within): Promise<Deno.DirEntry[]> {
+  return promised(() => {
+    checkDirs(root, dir, false);
+    return [...Deno.readDirSync(dir)];
+  });
 }
 
 /** Creates `path` and the directories above it, below `root` (which must exist), without links. */
@@ -359,14 +408,8 @@ export function stateFileExists(path: string, { root }: Within): boolean {
 }
 
 /** True when `path` exists (a symlink counts as itself). Other errors are thrown. */
-export async function pathExists(path: string): Promise<boolean> {
-  try {
-    await Deno.lstat(path);
-    return true;
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return false;
-    throw error;
-  }
+export function pathExists(path: string): Promise<boolean> {
+  return promised(() => lstatOrNull(path) !== null);
 }
 
 /** The names in a directory, sorted; none when it does not exist or cannot be read. */
@@ -380,8 +423,8 @@ export async function listNames(dir: string): Promise<string[]> {
   return names.sort();
 }
 
-async function writeAll(file: Deno.FsFile, bytes: Uint8Array): Promise<void> {
-  for (let done = 0; done < bytes.length;) done += await file.write(bytes.subarray(done));
+function writeAll(file: Deno.FsFile, bytes: Uint8Array): void {
+  for (let done = 0; done < bytes.length;) done += file.writeSync(bytes.subarray(done));
 }
 
 /**
@@ -395,26 +438,51 @@ export async function writeFileAtomic(
   data: string | Uint8Array,
   { root, mode, durable = true }: Within & { mode?: number | undefined; durable?: boolean },
 ): Promise<void> {
-  checkDirs(root, dirName(path), true);
-  checkFile(path);
-  const temp = joinPath(
-    dirName(path),
-    `.${baseName(path)}.${uniqueSuffix()}.tmp`,
-  );
-  const bytes = typeof data === "string" ? encoder.encode(data) : data;
+  const { file, temp } = writeTemp(path, data, { root, mode });
   try {
-    const file = await Deno.open(temp, { write: true, createNew: true });
     try {
-      await writeAll(file, bytes);
-      if (mode !== undefined && Deno.build.os !== "windows") await Deno.chmod(temp, mode);
+      // Asynchronous, so that a hook goes on with its other work while the disk catches up.
       if (durable) await file.sync();
     } finally {
       file.close();
     }
-    await Deno.rename(temp, path);
+    moveOver(temp, path);
   } catch (error) {
-    await Deno.remove(temp).catch(() => {});
+    discard(temp);
     throw error;
+  }
+}
+
+/** The first step of {@linkcode writeFileAtomic}: `data` in a new temp file beside `path`. */
+function writeTemp(
+  path: string,
+  data: string | Uint8Array,
+  { root, mode }: Within & { mode?: number | undefined },
+): { file: Deno.FsFile; temp: string } {
+  checkDirs(root, dirName(path), true);
+  checkFile(path);
+  const temp = joinPath(dirName(path), `.${baseName(path)}.${uniqueSuffix()}.tmp`);
+  const file = Deno.openSync(temp, { write: true, createNew: true });
+  try {
+    writeAll(file, typeof data === "string" ? encoder.encode(data) : data);
+    if (mode !== undefined && Deno.build.os !== "windows") Deno.chmodSync(temp, mode);
+    return { file, temp };
+  } catch (error) {
+    file.close();
+    discard(temp);
+    throw error;
+  }
+}
+
+function moveOver(temp: string, path: string): void {
+  Deno.renameSync(temp, path);
+}
+
+function discard(temp: string): void {
+  try {
+    Deno.removeSync(temp);
+  } catch {
+    // Already gone.
   }
 }
 
@@ -422,36 +490,42 @@ export async function writeFileAtomic(
  * Creates `path` with `data`, failing with AlreadyExists when it is there (creating it is a
  * claim: of two callers, one wins). Never follows a link. Creates parent directories below `root`.
  */
-export async function writeNewFile(
+export function writeNewFile(
   path: string,
   data: string,
   { root, mode }: Within & { mode?: number | undefined },
 ): Promise<void> {
-  checkDirs(root, dirName(path), true);
-  const file = await Deno.open(path, { write: true, createNew: true });
-  try {
-    await writeAll(file, encoder.encode(data));
-    if (mode !== undefined && Deno.build.os !== "windows") await Deno.chmod(path, mode);
-  } finally {
-    file.close();
-  }
+  return promised(() => {
+    checkDirs(root, dirName(path), true);
+    const file = Deno.openSync(path, { write: true, createNew: true });
+    try {
+      writeAll(file, encoder.encode(data));
+      if (mode !== undefined && Deno.build.os !== "windows") Deno.chmodSync(path, mode);
+    } finally {
+      file.close();
+    }
+  });
 }
 
 /** Appends `text` with one write to a regular file below `root`, creating it when missing. */
-export async function appendText(path: string, text: string, { root }: Within): Promise<void> {
-  const file = await openChecked(path, root, "append");
-  try {
-    await writeAll(file, encoder.encode(text));
-  } finally {
-    file.close();
-  }
+export function appendText(path: string, text: string, { root }: Within): Promise<void> {
+  return promised(() => {
+    const file = openChecked(path, root, "append");
+    try {
+      writeAll(file, encoder.encode(text));
+    } finally {
+      file.close();
+    }
+  });
 }
 
 /** Removes a state file (not a link, not a directory). Throws NotFound when it is not there. */
-export async function removeFile(path: string, { root }: Within): Promise<void> {
-  checkDirs(root, dirName(path), false);
-  if (!checkFile(path)) throw new Deno.errors.NotFound(`"${path}" does not exist`);
-  await Deno.remove(path);
+export function removeFile(path: string, { root }: Within): Promise<void> {
+  return promised(() => {
+    checkDirs(root, dirName(path), false);
+    if (!checkFile(path)) throw new Deno.errors.NotFound(`"${path}" does not exist`);
+    Deno.removeSync(path);
+  });
 }
 
 /**
@@ -465,28 +539,38 @@ export async function removeDir(path: string, { root }: Within): Promise<void> {
 }
 
 /** Renames a state file (or a link: it is moved, never followed) within `root`. */
-export async function renameFile(from: string, to: string, { root }: Within): Promise<void> {
-  checkDirs(root, dirName(from), false);
-  checkDirs(root, dirName(to), false);
-  await Deno.rename(from, to);
+export function renameFile(from: string, to: string, { root }: Within): Promise<void> {
+  return promised(() => {
+    checkDirs(root, dirName(from), false);
+    checkDirs(root, dirName(to), false);
+    Deno.renameSync(from, to);
+  });
 }
 
 /**
- * Runs `fn` while holding an exclusive kernel lock on `<path>.lock`. Waits at most `waitMs`
- * (0: one try) and throws {@linkcode LockTimeoutError} when the lock stays taken.
+ * How long a lock may be waited for, in ms (0: one try); or a function that says, asked only when
+ * the lock is taken (a hook's wait is configured, and the configuration is read only if needed).
+ */
+export type LockWait = number | (() => Promise<number>);
+
+/**
+ * Runs `fn` while holding an exclusive kernel lock on `<path>.lock`. Waits at most `waitMs` and
+ * throws {@linkcode LockTimeoutError} when the lock stays taken.
  */
 export async function withLock<T>(
   path: string,
   fn: () => Promise<T>,
-  { root, waitMs }: Within & { waitMs: number },
+  { root, waitMs }: Within & { waitMs: LockWait },
 ): Promise<T> {
-  const file = await openChecked(`${path}.lock`, root, "lock");
+  const file = openChecked(`${path}.lock`, root, "lock");
   try {
-    const deadline = Date.now() + waitMs;
+    const started = Date.now();
+    let wait: number | undefined;
     let pause = 1;
-    while (!(await file.tryLock(true))) {
-      const left = deadline - Date.now();
-      if (left <= 0) throw new LockTimeoutError(path, waitMs);
+    while (!file.tryLockSync(true)) {
+      wait ??= typeof waitMs === "number" ? waitMs : await waitMs();
+      const left = started + wait - Date.now();
+      if (left <= 0) throw new LockTimeoutError(path, wait);
       // Random pauses keep many waiters from retrying in lockstep.
       await new Promise((resolve) =>
         setTimeout(resolve, Math.min(left, pause * jitterFraction() + 1))
@@ -496,7 +580,7 @@ export async function withLock<T>(
     try {
       return await fn();
     } finally {
-      await file.unlock();
+      file.unlockSync();
     }
   } finally {
     file.close();
@@ -523,7 +607,7 @@ export async function readState<T>(
     throw error;
   }
   try {
-    return { kind: "ok", value: codec.parse(text) };
+    return { kind: "ok", value: await codec.parse(text) };
   } catch (error) {
     return { kind: "corrupt", reason: describeError(error) };
   }
@@ -564,7 +648,7 @@ export function updateState<T>(
     current: T | undefined,
     previous: ReadResult<T>,
   ) => T | undefined | Promise<T | undefined>,
-  { root, waitMs, now }: Within & { waitMs: number; now: number },
+  { root, waitMs, now }: Within & { waitMs: LockWait; now: number },
 ): Promise<UpdateResult<T>> {
   return withLock(path, async () => {
     let previous = await readState(path, codec, { root });
@@ -694,8 +778,8 @@ export async function acquireInstanceLock(
   pid: number,
   { root }: Within,
 ): Promise<{ lock: InstanceLock } | { heldBy: number | null }> {
-  const file = await openChecked(`${path}.lock`, root, "lock");
-  if (!(await file.tryLock(true))) {
+  const file = openChecked(`${path}.lock`, root, "lock");
+  if (!file.tryLockSync(true)) {
     file.close();
     // A holder that has just started may not have written its pid yet: give it a moment.
     for (let waited = 0;; waited += 25) {

@@ -9,7 +9,7 @@
 
 import { bytesReader, type Context } from "../../lib/core/cli.ts";
 import { memoryOutput } from "../../lib/core/output.ts";
-import { runCli } from "../../commands/mod.ts";
+import { runCli } from "../../commands/dispatch.ts";
 
 /** What an in-process run printed and returned. */
 export interface InProcessResult {
@@ -50,7 +50,7 @@ export async function runInProcess(
     out,
     now,
     random: Math.random,
-    timeZone: "UTC",
+    timeZone: () => "UTC",
     hostname: () => "test-host",
     signal,
   };
