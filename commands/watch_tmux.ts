@@ -9,6 +9,7 @@
 
 import { CliError, type Context, existingRoot, EXIT, UsageError } from "../lib/core/cli.ts";
 import { integerFlag, parseFlags } from "../lib/core/flags.ts";
+import { dirName } from "../lib/core/path.ts";
 import { ProgramMissingError, runProgram } from "../lib/host/process.ts";
 import { expectedSocketPath, serverIdentity, type TmuxServer } from "../lib/host/tmux.ts";
 import { loadConfig } from "../lib/state/config.ts";
@@ -130,14 +131,15 @@ async function requireTmux(): Promise<void> {
   }
 }
 
-/** Renders what the watcher says, and keeps it in lifeline's own watch log. */
+/** Renders what the watcher says, and keeps it in lifeline's own watch log (`log`, unless null). */
 function renderer(
   ctx: Context,
   json: boolean,
-  log: { path: string; root: string },
+  log: { path: string; root: string } | null,
 ): WatchOutput {
   let pending = Promise.resolve();
   const keep = (record: Record<string, unknown> & { ts: string }) => {
+    if (!log) return;
     pending = pending.then(() => appendEvent(log.path, record, { root: log.root })).catch(() => {});
   };
   return {
@@ -169,18 +171,21 @@ export async function run(ctx: Context): Promise<number> {
   const server = await serverIdentity(args.server);
   // The path this watcher connects through, not the one the server reports: a socket that was
   // renamed or moved still reports its first path, which another server may use by now.
-  const socket = expectedSocketPath(
-    args.server,
-    ctx.env,
-    Deno.build.os === "windows" ? null : Deno.uid(),
-  );
+  const uid = Deno.build.os === "windows" ? null : Deno.uid();
+  const socket = expectedSocketPath(args.server, ctx.env, uid);
   if (!server && (args.once || args.explain)) {
     throw new CliError(
-      `no tmux server runs on ${socket}`,
+      `no tmux server runs on ${socket} (or its socket was moved or renamed)`,
       "start the agents' tmux server first, or name it with --socket NAME or --socket-path PATH",
     );
   }
-  const out = renderer(ctx, args.json, { path: eventLogPath(ctx.env, "watch"), root: ownRoot });
+  // A dry run (and --explain) writes nothing, its log included.
+  const dry = args.dryRun || args.explain !== undefined;
+  const out = renderer(
+    ctx,
+    args.json,
+    dry ? null : { path: eventLogPath(ctx.env, "watch"), root: ownRoot },
+  );
   const job = {
     env: ctx.env,
     pid: ctx.pid,
@@ -191,12 +196,13 @@ export async function run(ctx: Context): Promise<number> {
     root,
     config,
     settings: watchSettings(config, {
-      dryRun: args.dryRun || args.explain !== undefined,
+      dryRun: dry,
       ...(args.target !== undefined ? { target: args.target } : {}),
       localZone: ctx.timeZone(),
     }),
     server: args.server,
     socket,
+    tmuxDir: dirName(expectedSocketPath({ socketName: "default" }, ctx.env, uid)),
     named: "socketName" in args.server || "socketPath" in args.server,
     out,
   };

@@ -76,6 +76,35 @@ Deno.test("an invalid config names the file, the field and the reason", async ()
   }
 });
 
+Deno.test("no config, a repository's included, can make the watcher hammer a failing API", async (t) => {
+  // The red team's cloned .lifeline/config.json: a resume about once a second, for ever.
+  const storm: [string, string, string][] = [
+    ['{"watch": {"maxAttempts": 1000}}', "watch.maxAttempts", "must be at most 10"],
+    [
+      '{"watch": {"transientBackoffSeconds": 0}}',
+      "watch.transientBackoffSeconds",
+      "must be at least 30",
+    ],
+    ['{"retry": {"foregroundMax": 100}}', "retry.foregroundMax", "must be at most 3"],
+    ['{"watch": {"intervalSeconds": 0}}', "watch.intervalSeconds", "must be at least 1"],
+  ];
+  for (const [text, field, reason] of storm) {
+    await t.step(text, async () => {
+      await assert.rejects(() => parseConfigFile("/p/.lifeline/config.json", text), {
+        name: "ConfigError",
+        field,
+        reason,
+      });
+    });
+  }
+  // The fastest pace a config can set is still at most 10 attempts, 30 s apart.
+  const fastest = await parseConfigFile(
+    "/p/.lifeline/config.json",
+    '{"watch": {"maxAttempts": 10, "transientBackoffSeconds": 30}, "retry": {"foregroundMax": 3}}',
+  );
+  assert.equal(fastest.watch?.maxAttempts, 10);
+});
+
 Deno.test("a config that is not JSON names the line and column", async () => {
   await assert.rejects(() => parseConfigFile("/c.json", '{\n  "watch": {},\n}'), {
     message:

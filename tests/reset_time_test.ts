@@ -121,6 +121,16 @@ Deno.test("daylight-saving days: the offset of the reset instant, not of the anc
     zonedToUtc({ year: 2026, month: 3, day: 8, hour: 2, minute: 30 }, "America/Los_Angeles"),
     Date.parse("2026-03-08T10:30:00Z"),
   );
+  // The hour the clocks repeat (1:00-2:00 on 2026-11-01 in Los Angeles) is taken at its later
+  // occurrence, 1:30 PST, not 1:30 PDT an hour earlier: an hour too late, never an hour too soon.
+  assert.equal(
+    zonedToUtc({ year: 2026, month: 11, day: 1, hour: 1, minute: 30 }, "America/Los_Angeles"),
+    Date.parse("2026-11-01T09:30:00Z"),
+  );
+  assert.equal(
+    at("resets 1:30am (America/Los_Angeles)", "2026-11-01T07:00:00Z"),
+    "2026-11-01T09:30:00.000Z",
+  );
   // Auckland's own change (2027-04-04, back to NZST) works the same.
   assert.equal(
     at("resets 4am (Pacific/Auckland)", "2027-04-03T12:00:00Z"),

@@ -1,5 +1,12 @@
 import assert from "node:assert/strict";
-import { lastLinesRefusal, type PaneState, parseScreen, readScreen } from "../lib/claude/screen.ts";
+import {
+  lastLinesRefusal,
+  type PaneState,
+  parseScreen,
+  placeholderIsDim,
+  readScreen,
+} from "../lib/claude/screen.ts";
+import { CORPUS_DIR } from "./helpers/corpus.ts";
 import { FIXTURE_DIR, screen } from "./helpers/fixtures.ts";
 import { agentScreen, dialogScreen } from "./helpers/screens.ts";
 
@@ -245,4 +252,23 @@ Deno.test("the last-5-lines rule of spec §5.1 refuses confirmations and destruc
   }
   assert.equal(lastLinesRefusal("one\ntwo\nthree\nfour\nfive\nsix"), undefined);
   assert.equal(lastLinesRefusal("delete me\n1\n2\n3\n4\n5"), undefined, "only the last five count");
+});
+
+Deno.test("the client draws a placeholder dim; a draft with the same words is full colour", async () => {
+  // Real renders with escapes (capture-pane -e): "Resend your message to try again" as drawn.
+  for (const name of ["429-apikey-final-080x24-status", "529-final-200x50"]) {
+    const ansi = await Deno.readTextFile(`${CORPUS_DIR}/probe/${name}.ansi`);
+    assert.equal(readScreen(ansi).placeholder, "Resend your message to try again", name);
+    assert.equal(placeholderIsDim(ansi), true, name);
+    // The same words typed by the user: the client draws typed text without SGR 2.
+    const typed = ansi.replace(
+      // deno-lint-ignore no-control-regex
+      /❯\u00a0\x1b\[7mR\x1b\[0;2m\x1b\[39m\x1b\[49mesend/,
+      "❯\u00a0\x1b[39mResend",
+    );
+    assert.notEqual(typed, ansi, name);
+    assert.equal(placeholderIsDim(typed), false, name);
+  }
+  // An empty box (only the cursor) has no placeholder to judge.
+  assert.equal(placeholderIsDim("❯\u00a0\x1b[7m \x1b[0m"), false);
 });

@@ -447,7 +447,10 @@ tmuxTest(
     // The transcript's limit resets at 1796127351000 (rateLimits.resetsAt), 2026-12-01T12:15:51Z.
     const transcript = transcriptPath("screen-429-oauth-stopwait-080x24");
     const clock = testClock(Date.parse("2026-12-01T12:00:00Z"));
-    const idle = await corpusScreen("idle-after-reply-080x24-status");
+    // The client's screen with nothing after the user's message: the banner is not on it.
+    const idle = (await corpusScreen("idle-after-reply-080x24-status"))
+      .replace("● Hi! This is the mock API answering.\n", "");
+    assert.doesNotMatch(idle, /●/);
     const pane = await tmux.addAgent(idle, {
       width: 80,
       height: 24,
@@ -467,6 +470,28 @@ tmuxTest(
     await run.watcher.scan();
     assert.equal(await typed(tmux, pane), "continue\r");
     assert.ok(run.logs.every((l) => l.root === root), "logged to the session's project");
+  },
+);
+
+tmuxTest(
+  "the records say limited but the screen shows a newer reply (a /clear, a new question): left alone",
+  async (dir, tmux) => {
+    const root = `${dir}/project`;
+    // Session A's transcript ends on its 5-hour limit (resets 12:15:51Z). The user ran /clear in
+    // the same client and asked something new; the reply is on screen, the prompt idle.
+    const transcript = transcriptPath("screen-429-oauth-stopwait-080x24");
+    const clock = testClock(Date.parse("2026-12-01T12:30:00Z"));
+    const pane = await tmux.addAgent(await corpusScreen("idle-after-reply-080x24-status"), {
+      width: 80,
+      height: 24,
+    });
+    await registerSession(tmux, pane, root, { transcript });
+    const run = watchRun(tmux, { clock, roots: [root] });
+    await run.watcher.scan();
+    clock.advance(30 * 60_000);
+    await run.watcher.scan();
+    assert.equal(await typed(tmux, pane), "");
+    assert.ok(run.about(pane).every((e) => e.state === "normal" && e.signal === "screen"));
   },
 );
 

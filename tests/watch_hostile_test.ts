@@ -35,6 +35,9 @@ function passed(): { reset: number; clock: ReturnType<typeof testClock> } {
   return { reset, clock: testClock(reset + 10 * 60_000) };
 }
 
+/** `text` drawn as the client draws a placeholder: the first cell reversed, the rest dim. */
+const dim = (text: string) => `\x1b[7m${text[0]}\x1b[0;2m${text.slice(1)}\x1b[0m`;
+
 const bannerLine = (reset: number, name = "5-hour") =>
   `  ⎿  You've hit your ${name} limit · resets ${clockTime(reset)} (UTC)`;
 
@@ -135,18 +138,16 @@ tmuxTest(
     const placeholders = await Promise.all([
       'Try "refactor src/parser.ts"',
       "Resend your message to try again",
-    ].map((input) => tmux.addAgent(limited(reset, { input }), { afterEnter: WORKING })));
+    ].map((input) =>
+      tmux.addAgent(limited(reset, { input: dim(input) }), { afterEnter: WORKING })
+    ));
     const run = watchRun(tmux, { clock });
     await run.watcher.scan();
     for (const pane of drafts) {
       assert.equal(await typed(tmux, pane), "", pane.id);
       assert.match(run.about(pane).at(-1)!.reason, /the input box holds text/);
     }
-    // The client clears a placeholder at the first key: the fake does not, so the echo check
-    // sees the placeholder and the text. What matters here: they were judged empty and typed.
-    for (const pane of placeholders) {
-      assert.match(await typed(tmux, pane), /^continue/, pane.id);
-    }
+    for (const pane of placeholders) assert.equal(await typed(tmux, pane), "continue\r", pane.id);
   },
 );
 
@@ -454,3 +455,119 @@ for (const agentPid of ["none", "pane"] as const) {
     },
   );
 }
+
+// The second red-team run: real client renders, a placeholder-shaped draft, vim, a failing API.
+
+const corpus = (name: string) => Deno.readTextFile(`${CORPUS_DIR}/probe/${name}`);
+
+tmuxTest(
+  "a limit banner inside a box or table of a reply is quoted text: the idle agent is left alone",
+  async (_dir, tmux) => {
+    const { reset, clock } = passed();
+    // The real client's render of a reply holding a markdown table (80x24), and a one-cell box.
+    const table = await tmux.addAgent(await corpus("assistant-table-with-banner-080x24.txt"), {
+      width: 80,
+      height: 24,
+    });
+    const box = await tmux.addAgent(agentScreen({
+      conversation: [
+        "❯ which banner did you see in the CI log?",
+        "● This one, from the nightly job:",
+        "  ┌────────────────────────────────────────────────────┐",
+        `  │ You've hit your 5-hour limit · resets ${clockTime(reset)} (UTC) │`,
+        "  └────────────────────────────────────────────────────┘",
+        "  It came from the bot's own account, not yours.",
+        "✻ Churned for 2s",
+      ],
+    }));
+    // The table's banner reset at 11:53am UTC: a clock just after it, and one much later.
+    const run = watchRun(tmux, { clock });
+    for (let i = 0; i < 2; i++) await run.watcher.scan();
+    clock.advance(3 * 3600_000);
+    await run.watcher.scan();
+    for (const pane of [table, box]) {
+      assert.equal(await typed(tmux, pane), "", pane.id);
+      assert.ok(run.about(pane).every((e) => e.state === "normal"), pane.id);
+    }
+  },
+);
+
+tmuxTest(
+  "a draft that reads word for word like a placeholder, but in full colour, is a draft",
+  async (_dir, tmux) => {
+    const { reset, clock } = passed();
+    const words = ['Try "fix lint errors"', "Resend your message to try again"];
+    const drafts = await Promise.all(
+      words.map((input) => tmux.addAgent(limited(reset, { input }))),
+    );
+    const placeholders = await Promise.all(
+      words.map((input) =>
+        tmux.addAgent(limited(reset, { input: dim(input) }), { afterEnter: WORKING })
+      ),
+    );
+    const run = watchRun(tmux, { clock });
+    await run.watcher.scan();
+    for (const [i, pane] of drafts.entries()) {
+      assert.equal(await typed(tmux, pane), "", pane.id);
+      assert.equal(
+        run.about(pane).at(-1)!.reason,
+        `the input box holds ${JSON.stringify(words[i])} in full colour: a draft that reads ` +
+          "like a placeholder, not one",
+      );
+    }
+    for (const pane of placeholders) assert.equal(await typed(tmux, pane), "continue\r", pane.id);
+  },
+);
+
+tmuxTest(
+  "vim editing: typed only in INSERT mode; in NORMAL mode the keys would be commands",
+  async (_dir, tmux) => {
+    const { reset, clock } = passed();
+    // NORMAL mode draws no indicator at all (the real client, editorMode vim, after Esc).
+    const normal = await tmux.addAgent(limited(reset));
+    const insert = await tmux.addAgent(
+      limited(reset, { footer: ["  -- INSERT -- ⏵⏵ auto mode on (shift+tab to cycle)"] }),
+      { afterEnter: WORKING },
+    );
+    const run = watchRun(tmux, { clock, vim: true });
+    await run.watcher.scan();
+    assert.equal(await typed(tmux, normal), "");
+    assert.match(run.about(normal).at(-1)!.reason, /vim/);
+    assert.equal(await typed(tmux, insert), "continue\r");
+  },
+);
+
+tmuxTest(
+  "an API that keeps failing is resumed at most foregroundMax times, backing off, then reported",
+  async (_dir, tmux) => {
+    // The real client's final 529 after a resume: idle, placeholder "Resend your message…".
+    const placeholder = "Resend your message to try again";
+    const failed = (await corpus("529-final-after-continue-080x24.txt"))
+      .replace(`❯\u00a0${placeholder}`, `❯\u00a0${dim(placeholder)}`);
+    const pane = await tmux.addAgent(failed, { width: 80, height: 24, afterEnter: WORKING });
+    const clock = testClock(Date.now());
+    const run = watchRun(tmux, { clock });
+    const enters = async () => (await typed(tmux, pane)).split("\r").length - 1;
+    const at: number[] = [];
+    for (let round = 0; round < 12 && !run.notices.length; round++) {
+      await run.watcher.scan();
+      if ((await enters()) > at.length) {
+        at.push(clock.now());
+        // The agent worked a moment (too short for a scan to see), then the API failed again
+        // with the same error.
+        await tmux.setScreen(pane, failed);
+        await tmux.waitForScreen(pane, "Resend your message");
+      }
+      clock.advance(5 * 60_000);
+    }
+    assert.equal(at.length, 3, "three resumes (retry.foregroundMax), then none");
+    assert.ok(at.every((t, i) => i === 0 || t - at[i - 1]! >= 120_000), "backed off each time");
+    assert.equal(run.events.filter((e) => e.action === "report").length, 1);
+    assert.match(run.events.find((e) => e.action === "report")!.reason, /again after 3 resumes/);
+    for (let i = 0; i < 2; i++) {
+      clock.advance(30 * 60_000);
+      await run.watcher.scan();
+    }
+    assert.equal(await enters(), 3, "nothing more once reported");
+  },
+);

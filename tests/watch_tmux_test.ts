@@ -7,6 +7,7 @@ import { screen } from "./helpers/fixtures.ts";
 import { runInProcess } from "./helpers/in_process.ts";
 import { REPO_DIR, runLifeline, spawnLifeline } from "./helpers/lifeline.ts";
 import { agentScreen, clockTime, dialogScreen, monthDay } from "./helpers/screens.ts";
+import { registerSession } from "./helpers/sessions.ts";
 import { type AgentPane, type TmuxHarness, withTmux } from "./helpers/tmux_harness.ts";
 import { listDir, withTempDir } from "./helpers/temp.ts";
 
@@ -489,7 +490,10 @@ tmuxTest(
       env: envOf(dir),
     });
     assert.equal(none.code, 1);
-    assert.match(none.stderr, /^error: no tmux server runs on \/\S+-none\n/);
+    assert.match(
+      none.stderr,
+      /^error: no tmux server runs on \/\S+-none \(or its socket was moved or renamed\)\n/,
+    );
     await tmux.addAgent(agentScreen({ conversation: ["❯ hi", "● Hello."] }));
     for (const target of ["%99", "no-such-session"]) {
       const missing = await runLifeline([
@@ -855,3 +859,139 @@ tmuxTest(
     assert.equal(await typed(tmux, pane), "");
   },
 );
+
+// The second red-team run, at the process level.
+
+tmuxTest(
+  "one server reached through a hard link to its socket still gets one watcher",
+  async (dir, tmux) => {
+    await project(dir);
+    const pane = await tmux.addAgent(passedBanner(), { afterEnter: WORKING });
+    const link = `${dir}/shared.sock`;
+    await Deno.link(await tmux.socketPath(), link);
+    const first = spawnLifeline(
+      ["watch", "tmux", "--socket", tmux.socket, "--interval", "2", "--root", `${dir}/project`],
+      { env: envOf(dir) },
+    );
+    try {
+      const reader = first.stdout.getReader();
+      await reader.read(); // its start line: it holds its locks
+      reader.releaseLock();
+      // Another HOME too: not even lifeline's own state directory is shared.
+      const second = await runLifeline(
+        ["watch", "tmux", "--socket-path", link, "--once", "--root", `${dir}/project`],
+        { env: { ...envOf(dir), HOME: `${dir}/home2` } },
+      );
+      assert.equal(second.code, 1, second.stdout);
+      assert.match(second.stderr, /^error: already running on this tmux server \(pid \d+\)\n/);
+      assert.match(second.stderr, /its lock is \S+lifeline-watch-server-\d+\.lock/);
+      await tmux.waitForScreen(pane, "Working");
+    } finally {
+      first.kill("SIGTERM");
+      await first.status;
+      await first.stdout.cancel().catch(() => {});
+      await first.stderr.cancel().catch(() => {});
+    }
+    assert.equal(await typed(tmux, pane), "continue\r", "typed once, by the first watcher");
+  },
+);
+
+tmuxTest(
+  "--explain decides as the watcher does: a paused pane, synchronised panes, another program",
+  async (dir, tmux) => {
+    await project(dir);
+    const paused = await tmux.addAgent(passedBanner());
+    await tmux.run(["set-option", "-p", "-t", paused.id, "@lifeline", "off"]);
+    const synced = await tmux.addAgent(passedBanner(), { width: 321 });
+    await tmux.splitAgent(synced, "$ ", { command: "bash" });
+    await tmux.run(["set-window-option", "-t", synced.id, "synchronize-panes", "on"]);
+    const other = await tmux.addAgent(passedBanner(), { command: "node" });
+    const cases: [AgentPane, RegExp][] = [
+      [paused, /^decision: .*: refuse - paused: @lifeline is off/m],
+      [synced, /^decision: .*: refuse - the window has synchronize-panes on/m],
+      [other, /^decision: .*: refuse - the pane now runs node/m],
+    ];
+    for (const [pane, decision] of cases) {
+      const explained = await runLifeline(
+        ["watch", "tmux", "--socket", tmux.socket, "--explain", pane.id],
+        { env: envOf(dir) },
+      );
+      assert.equal(explained.code, 0, explained.stderr);
+      assert.match(explained.stdout, decision);
+      assert.doesNotMatch(explained.stdout, /: resume - /);
+    }
+    for (const pane of [paused, synced, other]) assert.equal(await typed(tmux, pane), "");
+  },
+);
+
+tmuxTest(
+  "--explain of a pane joined to a session it cannot verify says the records were not read",
+  async (dir, tmux) => {
+    const root = await project(dir);
+    const pane = await tmux.addAgent(passedBanner());
+    const pid = Number(
+      (await tmux.run(["display-message", "-p", "-t", pane.id, "#{pane_pid}"])).trim(),
+    );
+    await registerSession(root, "S1", {
+      heartbeatAgo: 0,
+      agentPid: pid,
+      record: {
+        tmux_pane: pane.id,
+        tmux_socket: await tmux.socketPath(),
+        agent_command: "claude",
+        // Another process that had this pid: its start a day before this one's.
+        agent_started: Date.now() - 86_400_000,
+        agent_start_id: "x/1",
+      },
+    });
+    const explained = await runLifeline(
+      ["watch", "tmux", "--socket", tmux.socket, "--explain", pane.id, "--root", root],
+      { env: envOf(dir) },
+    );
+    assert.equal(explained.code, 0, explained.stderr);
+    assert.match(explained.stdout, /^session: S1 in /m);
+    assert.match(explained.stdout, /^records: not read: /m);
+    assert.doesNotMatch(explained.stdout, /no registered session/);
+  },
+);
+
+tmuxTest(
+  "--dry-run writes no file anywhere and runs no notify.command, even for what needs the user",
+  async (dir, tmux) => {
+    await project(dir);
+    const sink = `${dir}/notified.txt`;
+    await Deno.mkdir(`${dir}/home/.config/lifeline`, { recursive: true });
+    await Deno.writeTextFile(
+      `${dir}/home/.config/lifeline/config.json`,
+      JSON.stringify({ notify: { command: ["sh", "-c", `echo "$LIFELINE_EVENT" >> ${sink}`] } }),
+    );
+    const synced = await tmux.addAgent(passedBanner(), { width: 321 });
+    await tmux.splitAgent(synced, "$ ", { command: "bash" });
+    await tmux.run(["set-window-option", "-t", synced.id, "synchronize-panes", "on"]);
+    const billing = await tmux.addAgent(
+      await Deno.readTextFile(
+        `${REPO_DIR}/tests/fixtures/screens/probe/credit-balance-too-low-080x24.txt`,
+      ),
+      { width: 80, height: 24 },
+    );
+    // The fake agents' own files are here too: they write only when a key reaches them.
+    const files = () => walk(dir);
+    const before = await files();
+    const lines = await watchOnce(tmux, dir, ["--dry-run"]);
+    assert.equal(lines.find((l) => l.pane === billing.id)?.action, "report");
+    assert.equal(lines.find((l) => l.pane === synced.id)?.action, "refuse");
+    assert.deepEqual(await files(), before, "no file created or removed");
+    await assert.rejects(Deno.stat(sink), Deno.errors.NotFound);
+  },
+);
+
+/** Every file below `dir`, by path. */
+async function walk(dir: string): Promise<string[]> {
+  const found: string[] = [];
+  for await (const entry of Deno.readDir(dir)) {
+    const path = `${dir}/${entry.name}`;
+    if (entry.isDirectory) found.push(...await walk(path));
+    else found.push(path);
+  }
+  return found.sort();
+}

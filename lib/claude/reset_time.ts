@@ -191,14 +191,19 @@ export function zonedToUtc(
   const asUtc = Date.UTC(wall.year, wall.month - 1, wall.day, wall.hour, wall.minute);
   const fixed = fixedOffsetMs(zone);
   if (fixed !== undefined) return asUtc - fixed;
-  const first = asUtc - offsetMs(asUtc, zone);
-  const second = asUtc - offsetMs(first, zone);
-  const matches = [first, second].filter((utc) => {
+  // The zone's offsets half a day either side: a clock change in between gives two candidates.
+  const candidates = [-HALF_DAY_MS, 0, HALF_DAY_MS].map((d) => asUtc - offsetMs(asUtc + d, zone));
+  const matches = candidates.filter((utc) => {
     const w = wallClock(utc, zone);
-    return w.hour === wall.hour && w.minute === wall.minute;
+    return w.day === wall.day && w.hour === wall.hour && w.minute === wall.minute;
   });
-  return matches.length > 0 ? Math.min(...matches) : Math.max(first, second);
+  // A time the clocks pass twice (the hour repeated when they go back) is taken at its later
+  // occurrence, and a time they skip at the moment after the gap: waiting an hour too long never
+  // types before the limit has reset.
+  return Math.max(...(matches.length > 0 ? matches : candidates));
 }
+
+const HALF_DAY_MS = 12 * 3600_000;
 
 /** A 5-hour (session) limit; the others reset within a day to a month. */
 function isFiveHour(limitKind: string | undefined): boolean {

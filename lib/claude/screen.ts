@@ -23,6 +23,7 @@ import {
   BUSY,
   CLIENT_NOTICE,
   DIALOGS,
+  EFFORT_WIDGET,
   INPUT_PLACEHOLDERS,
   LAST_LINES_REFUSAL,
   LIMIT_BANNERS,
@@ -129,6 +130,12 @@ export interface ScreenReading {
   limitKind?: string;
   /** How the pane is resumed: text then Enter, or Enter alone ("Press Enter to retry", a menu). */
   keys?: "text" | "enter";
+  /** The kind of the latest conversation item (companion rows aside), when there is one. */
+  latest?: ItemKind;
+  /** The placeholder the input box shows, read as empty (see `placeholderIsDim`). */
+  placeholder?: string;
+  /** The client's vim mode indicator in the footer (`-- INSERT --`, `-- NORMAL --`, …). */
+  vimMode?: string;
 }
 
 /** Most lines a capture is read for (the visible screen plus the 20 lines of history). */
@@ -156,6 +163,12 @@ const ESCAPES =
   /\x1b\][^\x07\x1b]{0,4096}(?:\x07|\x1b\\)?|\x1b\[[0-?]{0,32}[ -/]{0,8}[@-~]|\x1b[@-_]?/g;
 // deno-lint-ignore no-control-regex
 const CONTROLS = /[\x00-\x08\x0b-\x1f\x7f]/g;
+// deno-lint-ignore no-control-regex
+const PROMPT_AFTER_SGR = /^(?:\x1b\[[0-9;]{0,32}m){0,16}❯\u00a0/;
+// deno-lint-ignore no-control-regex
+const SGR_SPLIT = /(\x1b\[[0-9;]{0,32}m)/;
+// deno-lint-ignore no-control-regex
+const SGR = /^\x1b\[([0-9;]{0,32})m$/;
 
 /**
  * Normalises a capture: ANSI and OSC escapes removed, no-break and other wide spaces made plain,
@@ -292,7 +305,10 @@ export function parseItems(lines: readonly string[], width: number): Item[] {
       extend();
       continue;
     }
-    if (TASK_WIDGET.test(text) && (indent >= 1 || current?.kind === "widget")) {
+    if (
+      TASK_WIDGET.test(text) && (indent >= 1 || current?.kind === "widget") ||
+      EFFORT_WIDGET.test(text) && indent >= 1
+    ) {
       push("widget", text, i);
       continue;
     }
@@ -421,6 +437,34 @@ export function parseScreen(text: string): Screen {
   };
 }
 
+/**
+ * Whether the input box of a capture with escapes (`capture-pane -e`) draws its text dim, as the
+ * client draws a placeholder (reverse video on the cursor's first character, then SGR 2). A
+ * draft that reads word for word like a placeholder is drawn in full colour: not dim.
+ */
+export function placeholderIsDim(ansi: string): boolean {
+  const line = ansi.split("\n").findLast((l) => PROMPT_AFTER_SGR.test(l));
+  if (!line) return false;
+  const body = line.slice(line.indexOf("❯\u00a0") + 2);
+  let dim = false;
+  let seen = 0;
+  // Every character after the first (the cursor, drawn reversed) must be drawn dim.
+  for (const part of body.split(SGR_SPLIT)) {
+    const sgr = SGR.exec(part);
+    if (sgr) {
+      for (const p of sgr[1]!.split(";")) {
+        if (p === "2") dim = true;
+        else if (p === "" || p === "0" || p === "22") dim = false;
+      }
+      continue;
+    }
+    for (const char of part.replace(ESCAPES, "")) {
+      if (seen++ > 0 && char.trim() !== "" && !dim) return false;
+    }
+  }
+  return seen > 1;
+}
+
 /** The last `n` non-blank lines. */
 export function lastNonBlank(lines: readonly string[], n: number): string[] {
   return lines.filter((line) => line.trim() !== "").slice(-n);
@@ -507,10 +551,15 @@ export function readScreen(text: string): ScreenReading {
   const input = screen.input;
   const idle = inputIsEmpty(input);
   const shown = input === null ? null : idle ? "" : input;
+  const latestKind = latestItem(items)?.kind;
+  const vim = screen.footer.map((l) => /-- ([A-Z]+(?: [A-Z]+)?) --/.exec(l)?.[1]).find(Boolean);
   const base = {
     idle,
     input: shown,
     confident: screen.inputBox === "rules" || screen.inputBox === "box",
+    ...(latestKind ? { latest: latestKind } : {}),
+    ...(idle && input !== null && input.trim() !== "" ? { placeholder: input.trim() } : {}),
+    ...(vim ? { vimMode: vim } : {}),
   };
   const footer = footerTexts(screen.footer);
   const dialog = screen.dialog.map((l) => l.trim());

@@ -85,6 +85,9 @@ export const NATIVE_CANCELLED = /Automatic continue cancelled/i;
 export const TASK_WIDGET =
   /^\d{1,4} tasks? \(|^[◼◻□■▪▫☐☑✓✔] |^… \+\d{1,4} (?:completed|pending|more)|^new task\? /i;
 
+/** The effort level the client draws right-aligned above the input box: `◐ medium · /effort`. */
+export const EFFORT_WIDGET = /^\S{1,2} [a-z]{2,12} · \/effort$/;
+
 /**
  * Items the client prints under a banner that do not make it an old banner: remedy hints,
  * turn-duration rows, its own notices, its task-list widget.

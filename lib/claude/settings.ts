@@ -346,3 +346,27 @@ export function matcherProblem(
   }
   return null;
 }
+
+/**
+ * Whether the user's Claude Code edits its prompt vim-style: `editorMode` is `"vim"` in their
+ * settings (`~/.claude/settings.json`) or their global config (`~/.claude.json`, or
+ * `$CLAUDE_CONFIG_DIR/.claude.json`). Files that cannot be read say nothing.
+ */
+export async function editsVimStyle(env: Readonly<Record<string, string>>): Promise<boolean> {
+  const dir = claudeConfigDir(env);
+  const files = [
+    joinPath(dir, "settings.json"),
+    env.CLAUDE_CONFIG_DIR ? joinPath(dir, ".claude.json") : joinPath(dirName(dir), ".claude.json"),
+  ];
+  for (const path of files) {
+    try {
+      const text = await readStateText(path, { root: dirName(path), maxBytes: 4 << 20 });
+      const parsed = parseJsonText(text);
+      const value = parsed.ok ? parsed.value as { editorMode?: unknown } | null : null;
+      if (value?.editorMode === "vim") return true;
+    } catch {
+      // missing or unreadable: it says nothing
+    }
+  }
+  return false;
+}

@@ -158,8 +158,12 @@ export async function paneInfo(server: TmuxServer, id: string): Promise<PaneInfo
  * The pane's text the way spec/error-recovery.md §5.1 captures it: the visible screen plus 20
  * lines of history (`capture-pane -p -S -20`).
  */
-export function capturePane(server: TmuxServer, id: string): Promise<string> {
-  return tmux(server, ["capture-pane", "-p", "-t", id, "-S", "-20"]);
+export function capturePane(
+  server: TmuxServer,
+  id: string,
+  { escapes = false }: { escapes?: boolean } = {},
+): Promise<string> {
+  return tmux(server, ["capture-pane", "-p", ...(escapes ? ["-e"] : []), "-t", id, "-S", "-20"]);
 }
 
 /** Types `text` literally (`send-keys -l`): no key names are interpreted. */

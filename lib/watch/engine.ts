@@ -21,6 +21,7 @@ import {
   lastLinesRefusal,
   type PaneState,
   parseScreen,
+  placeholderIsDim,
   readScreen,
   type ScreenReading,
 } from "../claude/screen.ts";
@@ -53,6 +54,8 @@ export interface TmuxClient {
   listPanes(target?: string): Promise<PaneInfo[]>;
   paneInfo(id: string): Promise<PaneInfo | undefined>;
   capture(id: string): Promise<string>;
+  /** The same capture with its escapes (colours, dim, reverse): how a placeholder is told. */
+  captureStyled(id: string): Promise<string>;
   sendLiteral(id: string, text: string): Promise<void>;
   sendEnter(id: string): Promise<void>;
   sendBackspaces(id: string, count: number): Promise<void>;
@@ -65,6 +68,7 @@ export function tmuxClient(server: TmuxServer): TmuxClient {
     listPanes: (target) => tmux.listPanes(server, target, { strict: true }),
     paneInfo: (id) => tmux.paneInfo(server, id),
     capture: (id) => tmux.capturePane(server, id),
+    captureStyled: (id) => tmux.capturePane(server, id, { escapes: true }),
     sendLiteral: (id, text) => tmux.sendLiteral(server, id, text),
     sendEnter: (id) => tmux.sendEnter(server, id),
     sendBackspaces: (id, count) => tmux.sendBackspaces(server, id, count),
@@ -115,6 +119,8 @@ export interface WatchDeps {
   processKey(pid: number): Promise<string>;
   /** Tells the user about something that needs them (see `host/notify.ts`). */
   notify(notice: WatchNotice): Promise<void>;
+  /** Whether the user's Claude Code edits its prompt vim-style (`editorMode: "vim"`). */
+  vimMode(): Promise<boolean>;
 }
 
 /** What the watcher tells the user about. */
@@ -400,19 +406,7 @@ export class Watcher {
     if (await this.#deps.processKey(info.pid) !== record.identity) {
       return { reason: `${record.pane} is now another process`, hash: "other" };
     }
-    if (!this.#isAgent(info, one.joined)) {
-      return { reason: `the pane now runs ${info.command}`, hash: info.command };
-    }
-    if (info.synchronized) {
-      return {
-        reason: "the window has synchronize-panes on: the keys would reach its other panes too",
-        hash: "sync",
-      };
-    }
-    if (info.inMode) return { reason: "the pane is in a mode (copy mode?)", hash: "mode" };
-    if (info.inputOff) return { reason: "input to the pane is disabled", hash: "input-off" };
-    if (info.optedOut) return { reason: "paused: @lifeline is off", hash: "paused" };
-    return null;
+    return paneGate(info, this.#isAgent(info, one.joined));
   }
 
   /** The last look before a keystroke. `expect` is what the input box must hold. */
@@ -433,8 +427,24 @@ export class Watcher {
     if (offending) {
       return { ok: false, reason: `the last lines show ${JSON.stringify(offending.trim())}`, hash };
     }
-    const refusal = keystrokeRefusal(reading, { expect, keys });
-    return refusal ? { ok: false, reason: refusal, hash } : { ok: true, text, reading };
+    const vim = await this.#deps.vimMode().catch(() => false);
+    const refusal = keystrokeRefusal(reading, { expect, keys, vim });
+    if (refusal) return { ok: false, reason: refusal, hash };
+    if (expect === "" && reading.placeholder) {
+      // The words are a placeholder's; only the drawing (dim) tells it from a draft that says
+      // the same.
+      const styled = await this.#deps.tmux.captureStyled(record.pane);
+      if (!placeholderIsDim(styled)) {
+        return {
+          ok: false,
+          reason:
+            `the input box holds ${JSON.stringify(reading.placeholder)} in full colour: a draft ` +
+            "that reads like a placeholder, not one",
+          hash,
+        };
+      }
+    }
+    return { ok: true, text, reading };
   }
 
   async #refuse(
@@ -553,6 +563,12 @@ export class Watcher {
       outcome = cleared
         ? "took the typed text back"
         : "tried to take the typed text back; check the pane";
+    } else if (now.input !== null && !now.input.includes(text)) {
+      // Not in the box: the keys went somewhere else (a mode that took them as commands, a
+      // prompt), and no Backspace can take them back.
+      outcome = `the typed text is not in the input box (it holds ${
+        JSON.stringify(now.input)
+      }); check the pane`;
     } else {
       outcome = `left the typed "${text}" as it is (${
         now.input === null ? "no input box" : `the input box holds ${JSON.stringify(now.input)}`
@@ -604,10 +620,13 @@ export class Watcher {
   ): Promise<PaneRecord> {
     const root = one.joined?.root ?? null;
     const conversationBefore = conversationHash(before.text);
+    // Only an agent at work (or done and idle) is a resume that worked: the same limit or error
+    // back, with other companion rows, is not; nor is a prompt that came up. Enter on the limit
+    // menu's "Stop and wait" works when the menu closes and leaves its banner.
     const worked = (text: string, reading: ScreenReading) =>
       conversationHash(text) !== conversationBefore &&
       (reading.state === "busy" || reading.state === "normal" ||
-        reading.state !== before.reading.state || reading.banner !== before.reading.banner);
+        before.reading.state === "limit_menu" && reading.state === "usage_limit");
     let after: ScreenReading | null = null;
     let ok = false;
     const deadline = this.#deps.now() + this.#settings.verifyDelayMs;
@@ -671,6 +690,24 @@ export class Watcher {
     }
     return wait;
   }
+}
+
+/**
+ * Why no key may go to a pane, from what tmux says of it: it runs something other than the agent,
+ * would pass keys to other panes, would take them itself, or the user paused it. Null: none.
+ */
+export function paneGate(info: PaneInfo, agent: boolean): { reason: string; hash: string } | null {
+  if (!agent) return { reason: `the pane now runs ${info.command}`, hash: info.command };
+  if (info.synchronized) {
+    return {
+      reason: "the window has synchronize-panes on: the keys would reach its other panes too",
+      hash: "sync",
+    };
+  }
+  if (info.inMode) return { reason: "the pane is in a mode (copy mode?)", hash: "mode" };
+  if (info.inputOff) return { reason: "input to the pane is disabled", hash: "input-off" };
+  if (info.optedOut) return { reason: "paused: @lifeline is off", hash: "paused" };
+  return null;
 }
 
 /** Identifies the conversation part of a screen (above the input box). */

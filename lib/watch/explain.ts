@@ -10,8 +10,8 @@
 import { parseScreen, readScreen } from "../claude/screen.ts";
 import { CliError } from "../core/cli.ts";
 import { shortHash } from "../core/text.ts";
-import type { WatchDeps, WatchSettings } from "./engine.ts";
-import { joinSession, readRecords } from "./records.ts";
+import { paneGate, type WatchDeps, type WatchSettings } from "./engine.ts";
+import { type JoinedSession, joinSession, readRecords } from "./records.ts";
 import type { RecordSignal } from "./records_policy.ts";
 import { decidePane, newRecord, type PaneRecord } from "./watch_policy.ts";
 
@@ -68,7 +68,16 @@ export async function explainPane(
     ...settings.policy,
     now: deps.now(),
   });
-  const action = decided.actions[0]!;
+  // What the scan decides, and then what the last look before a key would refuse.
+  const agent = !info.dead && (settings.agentCommands.includes(info.command) ||
+    (!!joined?.record.agent_command && joined.record.agent_command === info.command));
+  const gate = paneGate(info, agent);
+  const decidedAction = decided.actions[0]!;
+  const action = gate && decidedAction.kind === "resume"
+    ? { kind: "refuse" as const, reason: gate.reason }
+    : !agent
+    ? { kind: "none" as const, reason: `not watched: ${info.command || "?"} is not an agent` }
+    : decidedAction;
   const items = screen.items.slice(-12).map((item) => ({ kind: item.kind, text: item.text }));
   const lines = [
     `pane ${paneId} (${info.session}, runs ${info.command || "?"}, ${info.width} columns)` +
@@ -76,6 +85,7 @@ export async function explainPane(
     `session: ${
       joined ? `${joined.sessionId} in ${joined.root}` : "none registered for this pane"
     }`,
+    ...(info.optedOut ? ["paused: @lifeline is off for this pane (lifeline watch resume)"] : []),
     "conversation (last items, as read):",
     ...items.map((item) => `  ${item.kind.padEnd(9)} ${item.text.slice(0, 160)}`),
     `input box: ${screen.input === null ? "none found" : JSON.stringify(screen.input)} (${
@@ -88,7 +98,7 @@ export async function explainPane(
     `screen: ${reading.state} (rule: ${reading.rule}); idle ${reading.idle}; ` +
     `layout ${reading.confident ? "recognised" : "not recognised"}` +
     (reading.resetText ? `; reset "${reading.resetText}"` : ""),
-    `records: ${describeRecords(records)}`,
+    `records: ${describeRecords(records, joined)}`,
     `decision: ${decided.shown.state} (signal ${
       decided.shown.signal ?? "-"
     }): ${action.kind} - ${action.reason}`,
@@ -117,8 +127,12 @@ export async function explainPane(
   };
 }
 
-function describeRecords(records: RecordSignal | null): string {
-  if (records === null) return "none (no registered session)";
+function describeRecords(records: RecordSignal | null, joined: JoinedSession | null): string {
+  if (records === null) {
+    return joined
+      ? "not read: the session's recorded agent process is not the one in this pane"
+      : "none (no registered session)";
+  }
   switch (records.kind) {
     case "limited":
       return `limited (${records.limitKind}) until ${

@@ -27,6 +27,11 @@ export interface FleetDeps {
   now(): number;
   /** lifeline's own state directory (locks and state live there). */
   ownRoot: string;
+  /**
+   * tmux's directory for this user (`$TMUX_TMPDIR/tmux-<uid>`), where the lock of each server
+   * process goes.
+   */
+  tmuxDir: string;
   /** The dependencies of the watcher of one server. */
   watcherDeps(server: TmuxServer): WatchDeps;
   /** Says something about the fleet itself (a server taken on, gone, back). */
@@ -39,6 +44,8 @@ interface Served {
   socket: string;
   files: Awaited<ReturnType<typeof watchFiles>>;
   locks: InstanceLock[];
+  /** The lock of the server process now on the socket, once it has been taken. */
+  serverLock: { pid: number; lock: InstanceLock } | null;
   watcher: Watcher;
   pid: number | null;
   down: boolean;
@@ -60,6 +67,22 @@ async function loadPanes(
   return saved.kind === "ok" && saved.value.server.pid === identity?.pid ? saved.value.panes : {};
 }
 
+/** Another watcher holds a lock this one needs: its pid, and the lock's file. */
+export interface HeldLock {
+  heldBy: number | null;
+  lock: string;
+}
+
+/** Takes a lock, or says who holds it and where. */
+async function takeLock(
+  path: string,
+  pid: number,
+  root: string,
+): Promise<{ lock: InstanceLock } | HeldLock> {
+  const taken = await acquireInstanceLock(path, pid, { root });
+  return "heldBy" in taken ? { heldBy: taken.heldBy, lock: `${path}.lock` } : taken;
+}
+
 /**
  * The lock beside a server's socket (`<socket>.lifeline-watch.lock`, in tmux's own directory),
  * or null where that directory cannot take one (it does not exist yet, is not writable).
@@ -67,10 +90,31 @@ async function loadPanes(
 async function socketLock(
   socket: string,
   pid: number,
-): Promise<{ lock: InstanceLock } | { heldBy: number | null } | null> {
+): Promise<{ lock: InstanceLock } | HeldLock | null> {
   const real = await Deno.realPath(socket).catch(() => socket);
   try {
-    return await acquireInstanceLock(`${real}.lifeline-watch`, pid, { root: dirName(real) });
+    return await takeLock(`${real}.lifeline-watch`, pid, dirName(real));
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The lock of one tmux server process (`lifeline-watch-server-<pid>.lock` in tmux's directory for
+ * this user): every path to its socket (a hard link, a socket moved or renamed) leads to the same
+ * process, so two watchers that name one server two ways still meet here. Null where that
+ * directory is not this user's own (tmux refuses such a directory too).
+ */
+async function serverProcessLock(
+  dir: string,
+  serverPid: number,
+  pid: number,
+): Promise<{ lock: InstanceLock } | HeldLock | null> {
+  try {
+    await Deno.mkdir(dir, { recursive: true, mode: 0o700 });
+    const info = await Deno.lstat(dir);
+    if (!info.isDirectory || (info.mode ?? 0) & 0o077 || info.uid !== Deno.uid()) return null;
+    return await takeLock(joinPath(dir, `lifeline-watch-server-${serverPid}`), pid, dir);
   } catch {
     return null;
   }
@@ -97,15 +141,13 @@ export class Fleet {
     server: TmuxServer,
     socket: string,
     { primary = true }: { primary?: boolean } = {},
-  ): Promise<Served | { heldBy: number | null }> {
+  ): Promise<Served | HeldLock> {
     const files = await watchFiles(this.#deps.env, socket);
     const known = this.served.get(files.base);
     if (known) return known;
     const locks: InstanceLock[] = [];
     if (!this.#settings.dryRun) {
-      const acquired = await acquireInstanceLock(files.base, this.#deps.pid, {
-        root: this.#deps.ownRoot,
-      });
+      const acquired = await takeLock(files.base, this.#deps.pid, this.#deps.ownRoot);
       if ("heldBy" in acquired) return acquired;
       locks.push(acquired.lock);
       // A second lock beside the socket: a watcher with another state directory (another HOME,
@@ -124,11 +166,19 @@ export class Fleet {
       socket,
       files,
       locks,
+      serverLock: null,
       watcher: new Watcher(this.#deps.watcherDeps(server), this.#settings, panes),
       pid: identity?.pid ?? null,
       down: false,
       primary,
     };
+    if (identity) {
+      const held = await this.#holdServer(served, identity.pid);
+      if (held) {
+        for (const lock of locks) await lock.release();
+        return held;
+      }
+    }
     this.served.set(files.base, served);
     // The first server is announced by the caller, with what else it watches and where it logs.
     if (primary) return served;
@@ -165,6 +215,22 @@ export class Fleet {
       try {
         const identity = await serverIdentity(served.server);
         if (!identity) throw new ServerDownError("no server");
+        const held = await this.#holdServer(served, identity.pid);
+        if (held) {
+          // The same server reached by another path (a hard link to its socket): its watcher
+          // types there; this one does not scan it.
+          if (!this.#skipped.has(served.socket)) {
+            this.#skipped.add(served.socket);
+            this.#deps.say(
+              "skipped",
+              `tmux server ${served.socket} (pid ${identity.pid}) is watched by another watcher ` +
+                `(pid ${held.heldBy ?? "unknown"}) through another path to its socket`,
+              { socket: served.socket, server_pid: identity.pid },
+            );
+          }
+          continue;
+        }
+        this.#skipped.delete(served.socket);
         if (identity.pid !== served.pid) {
           // Another server on the socket: what was known about the old one's panes is not its.
           if (served.pid !== null) {
@@ -184,6 +250,7 @@ export class Fleet {
         if (!served.primary) {
           // A server only a session named: it is gone; if a session names it again, it is back.
           for (const lock of served.locks) await lock.release();
+          await served.serverLock?.lock.release();
           this.served.delete(served.files.base);
           this.#deps.say("server_gone", `no longer watching ${served.socket}: its server is gone`, {
             socket: served.socket,
@@ -203,6 +270,21 @@ export class Fleet {
       }
       await this.#save(served);
     }
+  }
+
+  /**
+   * Holds the lock of the server process on a served socket (a new process: the old one's lock is
+   * let go). Returns who holds it when another watcher does; nothing in a dry run, which types
+   * nothing.
+   */
+  async #holdServer(served: Served, serverPid: number): Promise<HeldLock | null> {
+    if (this.#settings.dryRun || served.serverLock?.pid === serverPid) return null;
+    await served.serverLock?.lock.release();
+    served.serverLock = null;
+    const taken = await serverProcessLock(this.#deps.tmuxDir, serverPid, this.#deps.pid);
+    if (taken && "heldBy" in taken) return taken;
+    if (taken) served.serverLock = { pid: serverPid, lock: taken.lock };
+    return null;
   }
 
   async #save(served: Served): Promise<void> {
@@ -230,12 +312,8 @@ export class Fleet {
   async close(): Promise<void> {
     for (const served of this.served.values()) {
       for (const lock of served.locks) await lock.release();
+      await served.serverLock?.lock.release();
     }
-  }
-
-  /** The lock file of a server, for messages. */
-  static lockOf(env: Readonly<Record<string, string>>, socket: string): Promise<string> {
-    return watchFiles(env, socket).then((files) => files.lock);
   }
 }
 

@@ -10,7 +10,7 @@
 import { readTailLines } from "../claude/transcript.ts";
 import { descendsFrom, lookupProcess, recordedProcessState } from "../host/proc.ts";
 import type { PaneInfo, ServerIdentity } from "../host/tmux.ts";
-import { readSessionRecord, type SessionRecord } from "../sessions/registry.ts";
+import { readSessionRecord, readSessionStatus, type SessionRecord } from "../sessions/registry.ts";
 import { listSessions } from "../sessions/session_list.ts";
 import { sessionPaths } from "../state/layout.ts";
 import { readStateText } from "../state/store.ts";
@@ -70,6 +70,9 @@ export async function joinSession(
   const candidates = [];
   for (const { root, record } of registered) {
     if (record.tmux_pane !== pane.id || !record.tmux_socket) continue;
+    // A session that ended (its SessionEnd was seen: /clear, exit) or was rescued as dead no
+    // longer runs in the pane, whatever its records say.
+    if (["ended", "scavenged"].includes(readSessionStatus(root, record.session_id))) continue;
     if (!(await sameSocket(record.tmux_socket, server.socketPath))) continue;
     let verified = false;
     if (typeof record.agent_pid === "number") {

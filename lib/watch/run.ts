@@ -6,6 +6,7 @@
  * @module
  */
 
+import { editsVimStyle } from "../claude/settings.ts";
 import { CliError } from "../core/cli.ts";
 import { repeat } from "../core/loop.ts";
 import { sleep } from "../core/sleep.ts";
@@ -53,6 +54,8 @@ export interface WatchJob {
   /** The server named on the command line (or the default one), and the path it is reached by. */
   server: TmuxServer;
   socket: string;
+  /** tmux's directory for this user (`$TMUX_TMPDIR/tmux-<uid>`): each server process's lock. */
+  tmuxDir: string;
   /** The server was named: only it is watched, not the servers registered sessions name. */
   named: boolean;
   out: WatchOutput;
@@ -97,10 +100,17 @@ function watcherDeps(job: WatchJob): (server: TmuxServer) => WatchDeps {
     random: job.random,
     emit: job.out.pane,
     sessions: async () => registeredPanes(await roots(job)),
+    // A dry run writes nothing and tells nobody: it only says, on stdout, what it would do.
     log: (entry, at) =>
-      at === null ? appendJsonLine(ownLog, entry, { root: job.ownRoot }) : logRecovery(at, entry),
+      job.settings.dryRun
+        ? Promise.resolve()
+        : at === null
+        ? appendJsonLine(ownLog, entry, { root: job.ownRoot })
+        : logRecovery(at, entry),
     processKey,
+    vimMode: () => editsVimStyle(job.env),
     notify: async (notice) => {
+      if (job.settings.dryRun) return;
       const failures = await notify({
         event: notice.event,
         message: notice.message,
@@ -155,6 +165,7 @@ export async function watchTmux(
     pid: job.pid,
     now: job.now,
     ownRoot: job.ownRoot,
+    tmuxDir: job.tmuxDir,
     watcherDeps: watcherDeps(job),
     say: job.out.say,
   }, job.settings);
@@ -163,19 +174,21 @@ export async function watchTmux(
     if ("heldBy" in first) {
       throw new CliError(
         `already running on this tmux server (pid ${first.heldBy ?? "unknown"})`,
-        `one watcher per tmux server; its lock is ${(await watchFiles(job.env, job.socket)).lock}`,
+        `one watcher per tmux server; its lock is ${first.lock}`,
       );
     }
     const stateFile = job.settings.dryRun ? null : first.files.state;
+    const files = job.settings.dryRun
+      ? "dry run: nothing typed, no state, no log, no notification"
+      : `state ${stateFile}; log ${eventLogPath(job.env, "watch")}; recovery log: each ` +
+        `session's project, or ${unregisteredLog(job.ownRoot)}`;
     job.out.say(
       "start",
       `watching tmux server ${job.socket}${
         first.pid ? ` (pid ${first.pid})` : " (not running yet)"
-      } every ${intervalMs / 1000} s; state ${
-        stateFile ?? "- (dry run: nothing typed, none written)"
-      }; log ${eventLogPath(job.env, "watch")}; recovery log: each session's project, or ${
-        unregisteredLog(job.ownRoot)
-      }${job.named ? "" : "; also every tmux server a registered session names"}`,
+      } every ${intervalMs / 1000} s; ${files}${
+        job.named ? "" : "; also every tmux server a registered session names"
+      }`,
       {
         socket: job.socket,
         server_pid: first.pid,
@@ -195,7 +208,9 @@ export async function watchTmux(
         }
         await fleet.scan({ once }).catch((error) => {
           if (error instanceof ServerDownError) {
-            throw new CliError(`no tmux server runs on ${job.socket}`);
+            throw new CliError(
+              `no tmux server runs on ${job.socket} (or its socket was moved or renamed)`,
+            );
           }
           throw error;
         });

@@ -193,6 +193,11 @@ function judge(reading: ScreenReading, records: RecordSignal | null): Judgement 
   // The screen shows nothing to act on: the records lead, when they say something happened and
   // the transcript confirms nothing came after it.
   if (records.kind !== "working" && !records.confirmed) return fromScreen;
+  // A reply or tool call (or the tail of one, a fragment) is the newest thing on screen: that
+  // conversation may well be newer than the records' error (a /clear and a new question in the
+  // same client, another session in the pane). The records lead only over a screen that shows
+  // nothing newer.
+  if (["assistant", "tool", "fragment"].includes(reading.latest ?? "")) return fromScreen;
   if (records.kind === "limited") {
     return {
       state: records.native === "armed" ? "native_autocontinue" : "usage_limit",
@@ -275,19 +280,24 @@ function withEpisode(record: PaneRecord, j: Judgement, options: WatchOptions): P
       // The same limit back after the agent worked again: the resume did not hold. Another
       // attempt after a backoff, counted against the same cap.
       const back = record.resumed && (record.state === "busy" || record.state === "normal");
+      const again = family === "limit"
+        ? {
+          gave_up: record.attempts >= options.maxAttempts,
+          resume_at: options.now + capped(30_000, record.attempts - 1),
+          tried: [...record.tried, "the limit came back after the agent resumed"].slice(-10),
+        }
+        : {
+          // The retry counts (api_retries) bound a failing API: report after foregroundMax.
+          resume_at: options.now +
+            capped(options.transientBackoffSeconds * 1000, record.api_retries - 1),
+          tried: [...record.tried, "the error came back after the agent resumed"].slice(-10),
+        };
       return {
         ...record,
         state: j.state,
         signal: j.signal,
         ...(replan ? { resume_at: null } : {}),
-        ...(back
-          ? {
-            resumed: false,
-            gave_up: record.attempts >= options.maxAttempts,
-            resume_at: options.now + capped(30_000, record.attempts - 1),
-            tried: [...record.tried, "the limit came back after the agent resumed"].slice(-10),
-          }
-          : {}),
+        ...(back ? { resumed: false, ...again } : {}),
       };
     }
   }
@@ -380,7 +390,7 @@ export function decidePane(
 function decideEpisode(
   start: PaneRecord,
   j: Judgement,
-  { reading, screenHash }: PaneObservation,
+  { reading, screenHash, records }: PaneObservation,
   options: WatchOptions,
   quiet: boolean,
 ): PaneDecision {
@@ -388,7 +398,8 @@ function decideEpisode(
   let record = start;
   const shown = () => ({ state: j.state, signal: j.signal, resetAt: record.reset_at });
   if (record.resumed) {
-    return decision(record, { kind: "none", reason: "already resumed for this reset" }, shown());
+    const what = j.state === "transient_api_error" ? "this error" : "this reset";
+    return decision(record, { kind: "none", reason: `already resumed for ${what}` }, shown());
   }
   if (record.gave_up) {
     return decision(
@@ -448,6 +459,21 @@ function decideEpisode(
   if (record.reset_at !== null && record.resume_at! < record.reset_at + marginMs(j, options)) {
     // Never before the reset, whatever a saved record says.
     record = { ...record, resume_at: record.reset_at + marginMs(j, options) };
+  }
+  if (
+    records?.kind === "working" && record.reset_at !== null && records.at > record.reset_at &&
+    j.signal === "screen"
+  ) {
+    // The session talked on after this banner's reset: the banner is history on the screen.
+    return decision(
+      { ...record, state: "normal" },
+      {
+        kind: "none",
+        reason: `the session's records show conversation at ${isoMinute(records.at)}, after ` +
+          `this banner's reset (${isoMinute(record.reset_at)}): an old banner, not a limit`,
+      },
+      { ...shown(), state: "normal" },
+    );
   }
   if (record.reset_at !== null && now - record.reset_at > limitWindowMs(j.limitKind)) {
     return decision(
@@ -534,8 +560,19 @@ export function afterAttempt(
     return { ...record, attempts, tried, resume_at: now, reason: what };
   }
   if (ok) {
-    const api_retries = record.api_retries + (record.state === "transient_api_error" ? 1 : 0);
-    return { ...record, attempts, tried, resumed: true, api_retries, reason: what };
+    const transient = record.state === "transient_api_error";
+    const api_retries = record.api_retries + (transient ? 1 : 0);
+    // A resume works when the agent gets going again, as the check saw: the same error on a
+    // later screen is the API failing again, another retry (bounded by api_retries).
+    return {
+      ...record,
+      attempts,
+      tried,
+      resumed: true,
+      api_retries,
+      reason: what,
+      ...(transient ? { state: "busy" as const } : {}),
+    };
   }
   const gave_up = attempts >= maxAttempts;
   return {
@@ -581,7 +618,7 @@ export function stagger(
  */
 export function keystrokeRefusal(
   reading: ScreenReading,
-  { expect, keys }: { expect: string; keys: "text" | "enter" },
+  { expect, keys, vim = false }: { expect: string; keys: "text" | "enter"; vim?: boolean },
 ): string | null {
   if (reading.state === "dangerous_prompt") return `${reading.rule} on screen`;
   if (reading.state === "busy") return `the agent is busy (${reading.rule})`;
@@ -594,6 +631,13 @@ export function keystrokeRefusal(
       : `${reading.rule}: not the safe choice`;
   }
   if (!reading.confident || reading.input === null) return "no input box on screen";
+  // In vim mode's NORMAL mode the client shows no indicator, and typed text runs as commands
+  // (`u` undoes): only an INSERT indicator says keys go into the box as text.
+  if ((vim || reading.vimMode !== undefined) && reading.vimMode !== "INSERT") {
+    return `vim mode: the input box is not in INSERT mode (${
+      reading.vimMode ?? "no indicator, so NORMAL"
+    }); the text would run as vim commands`;
+  }
   if (reading.input !== expect) {
     return expect === ""
       ? `the input box holds text (${JSON.stringify(reading.input.slice(0, 40))})`

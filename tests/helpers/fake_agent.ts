@@ -6,7 +6,8 @@
  *   fake_agent.ts <screen-file> <log-file>
  *
  * Like the client, it echoes typed text into its input box (the line that starts with `❯` and a
- * no-break space), after whatever the box already holds (a draft), and takes Backspace, which
+ * no-break space), after whatever the box already holds (a draft; a placeholder, drawn with
+ * escapes, is replaced), and takes Backspace, which
  * eats into the draft once the typed text is gone. It redraws in place, line by line, as the
  * client does, so nothing it drew scrolls into tmux's history. The screen is redrawn whenever
  * the file changes. Files
@@ -33,6 +34,9 @@ let keys = 0;
 function withInput(text: string): string {
   if (input === "" && erased === 0) return text;
   return text.replace(/^❯\u00a0(.*)$/m, (_line, draft: string) => {
+    // A placeholder (drawn styled, as the client draws one) goes at the first key, as it does in
+    // the client; a draft (plain text) stays and takes the keys after it.
+    if (draft.includes("\x1b[")) return `❯\u00a0${input}`;
     const kept = [...draft].slice(0, Math.max(0, [...draft].length - erased)).join("");
     return `❯\u00a0${kept}${input}`;
   });

@@ -77,11 +77,14 @@ export function watchRun(
     roots = [],
     settings = testSettings(),
     saved = {},
+    vim = false,
   }: {
     clock?: TestClock;
     roots?: string[];
     settings?: WatchSettings;
     saved?: Record<string, PaneRecord>;
+    /** The user's Claude Code edits its prompt vim-style. */
+    vim?: boolean;
   } = {},
 ): WatchRun {
   const events: PaneEvent[] = [];
@@ -103,6 +106,7 @@ export function watchRun(
       notices.push(notice);
       return Promise.resolve();
     },
+    vimMode: () => Promise.resolve(vim),
   };
   const watcher = new Watcher(deps, settings, saved);
   return {
