@@ -40,6 +40,17 @@ export interface RunProgramOptions {
 
 const decoder = new TextDecoder();
 
+/** Writes `data` to a child's stdin and closes it; a program that exits first is no error. */
+async function writeAll(stdin: WritableStream<Uint8Array>, data: string | Uint8Array) {
+  const writer = stdin.getWriter();
+  try {
+    await writer.write(typeof data === "string" ? new TextEncoder().encode(data) : data);
+    await writer.close();
+  } catch {
+    // The program exited before reading all of it; its exit status says what happened.
+  }
+}
+
 /** Runs `program` with `args` and collects its output. Throws {@linkcode ProgramMissingError}. */
 export async function runProgram(
   program: string,
@@ -66,16 +77,11 @@ export async function runProgram(
     ? undefined
     : setTimeout(() => child.kill("SIGKILL"), timeoutMs);
   try {
-    if (stdin !== undefined) {
-      const writer = child.stdin.getWriter();
-      try {
-        await writer.write(typeof stdin === "string" ? new TextEncoder().encode(stdin) : stdin);
-        await writer.close();
-      } catch {
-        // The program exited before reading all of it; its exit status says what happened.
-      }
-    }
-    const output = await child.output();
+    // stdin is written while stdout is read: a program that answers each line as it reads
+    // (`git cat-file --batch`, `hash-object --stdin-paths`) stops reading once its output pipe is
+    // full, and a writer that waited for all of stdin to go first would wait for ever.
+    const writing = stdin === undefined ? Promise.resolve() : writeAll(child.stdin, stdin);
+    const [output] = await Promise.all([child.output(), writing]);
     return {
       code: output.code,
       success: output.success,
