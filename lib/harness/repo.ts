@@ -49,7 +49,9 @@ export async function openRepo(root: string): Promise<Repo> {
   }
   const top = await Deno.realPath(found);
   const realRoot = await Deno.realPath(root);
-  const prefix = realRoot === top ? "" : realRoot.slice(top.length + 1).replaceAll("\\", "/");
+  // A backslash is a separator only on Windows; elsewhere it is part of a name (`a\b`).
+  const relative = realRoot === top ? "" : realRoot.slice(top.length + 1);
+  const prefix = Deno.build.os === "windows" ? relative.replaceAll("\\", "/") : relative;
   const [gitDir, commonDir, index] = (await git(top, [
     "rev-parse",
     "--absolute-git-dir",

@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import { git, makeRepo } from "./git_repo.ts";
 import { REPO_DIR, runLifeline } from "./lifeline.ts";
+import { runInProcess } from "./in_process.ts";
 
 /** Runs `lifeline <args>` in `cwd` (the repository by default), `stdin` given and closed. */
 export async function lifeline(dir: string, args: string[], cwd = `${dir}/repo`, stdin?: string) {
@@ -17,6 +18,31 @@ export async function lifeline(dir: string, args: string[], cwd = `${dir}/repo`,
     ...(stdin === undefined ? {} : { stdin }),
     timeoutMs: 120_000,
   });
+}
+
+/** `lifeline <args>` in this process (`in_process.ts`), in `cwd`, with `<dir>/home` as HOME. */
+export function here(dir: string, args: string[], cwd = `${dir}/repo`) {
+  return runInProcess(args, { cwd, env: { HOME: `${dir}/home` } });
+}
+
+/** A failure of `task` that rolls back, handled in this process: the JSON's `rollback`. */
+export async function rollbackHere(dir: string, task: string, cwd = `${dir}/repo`) {
+  const result = await here(dir, [
+    "fail",
+    "handle",
+    "--task",
+    task,
+    "--skill",
+    `impl-${task}`,
+    "--error",
+    "the build broke",
+    "--unstable",
+    "--json",
+    "--root",
+    cwd,
+  ], cwd);
+  assert.equal(result.code, 0, result.stderr);
+  return JSON.parse(result.stdout).rollback;
 }
 
 /** `fail handle --task … --skill … --error …`; asserts it answered (exit 0 or 10). */
@@ -75,7 +101,7 @@ export async function setUp(
     const config = { breaker: { maxIterations: budget } };
     await Deno.writeTextFile(`${root}/.lifeline/config.json`, JSON.stringify(config));
   }
-  const init = await lifeline(dir, ["fail", "init"], root);
+  const init = await here(dir, ["fail", "init"], root);
   assert.equal(init.code, 0, init.stderr);
   return repo;
 }
