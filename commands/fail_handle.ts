@@ -19,6 +19,7 @@ import {
   handleSuccess,
 } from "../lib/harness/engine.ts";
 import { notifyHandling } from "../lib/harness/notice.ts";
+import { insideGitCommand } from "../lib/harness/repo.ts";
 import { exitCode, handleJson, handleText } from "../lib/harness/render.ts";
 import { GLOSSARY, STRATEGIES } from "../lib/harness/wording.ts";
 
@@ -196,6 +197,7 @@ export async function run(ctx: Context): Promise<number> {
     now: ctx.now(),
     pid: ctx.pid,
     rootFlag: args.root ?? null,
+    insideGit: insideGitCommand(ctx.env),
   };
   const outcome = args.kind === "success"
     ? await handleSuccess(engine, args)

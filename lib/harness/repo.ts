@@ -26,6 +26,26 @@ export class RefusedError extends CliError {
   override name = "RefusedError";
 }
 
+/** What git exports to the hooks it runs, and what lifeline then cannot work with. */
+const GIT_COMMAND_VARIABLES = ["GIT_INDEX_FILE", "GIT_DIR", "GIT_WORK_TREE"] as const;
+
+/** The variable that shows lifeline runs inside a git command (a hook), or null. */
+export function insideGitCommand(env: Readonly<Record<string, string>>): string | null {
+  return GIT_COMMAND_VARIABLES.find((name) => env[name] !== undefined) ?? null;
+}
+
+/**
+ * The refusal for a run inside a git command: git holds the index meanwhile (`git commit -a`
+ * even points GIT_INDEX_FILE at its own `index.lock` and discards what else was written).
+ */
+export function refusedInsideGit(variable: string): RefusedError {
+  return new RefusedError(
+    `${variable} is set: lifeline runs inside a git command (a hook), which holds the index ` +
+      "meanwhile, so it does not roll back or restore",
+    "run it after the git command has finished, not from its hook",
+  );
+}
+
 /** Where the repository is, and which part of it is the project. */
 export interface Repo {
   /** The work tree's top directory (a real path). */
