@@ -75,3 +75,97 @@ Deno.test({
     });
   },
 });
+
+/** Runs git with `stdin`; returns its output. */
+async function gitStdin(repo: string, args: string[], stdin: string): Promise<string> {
+  const child = new Deno.Command("git", { args, cwd: repo, stdin: "piped", stdout: "piped" })
+    .spawn();
+  const writer = child.stdin.getWriter();
+  await writer.write(new TextEncoder().encode(stdin));
+  await writer.close();
+  return new TextDecoder().decode((await child.output()).stdout).trim();
+}
+
+/**
+ * A backup ref shaped like lifeline's (files, index and manifest commits) whose manifest names
+ * `paths`, as a corrupted manifest or a ref fetched from a hostile remote would.
+ */
+async function craftBackup(
+  repo: string,
+  name: string,
+  paths: Record<string, unknown>,
+  scope = "",
+) {
+  const head = await git(repo, "rev-parse", "HEAD");
+  const manifest = {
+    version: 2,
+    task: "x",
+    created: Date.now(),
+    scope,
+    pre_head: head,
+    head_ref: "refs/heads/main",
+    move_head: false,
+    after: { kind: "stable", commit: head, name: "stable-1" },
+    paths,
+    files: 1,
+    bytes: 1,
+    new_bytes: 0,
+  };
+  const meta = await gitStdin(repo, ["hash-object", "-w", "--stdin"], JSON.stringify(manifest));
+  const metaTree = await gitStdin(repo, ["mktree"], `100644 blob ${meta}\tmanifest.json\n`);
+  const tree = await git(repo, "write-tree");
+  const metaCommit = await git(repo, "commit-tree", metaTree, "-m", "meta");
+  const indexCommit = await git(repo, "commit-tree", tree, "-p", head, "-m", "index");
+  const commit = await git(
+    repo,
+    ...["commit-tree", tree, "-p", head, "-p", indexCommit, "-p", metaCommit, "-m", "backup"],
+  );
+  await git(repo, "update-ref", `refs/lifeline/backups/${name}`, commit);
+}
+
+Deno.test({
+  name: "a crafted backup (paths with .., in .git, through its own links) is refused whole",
+  ignore: IGNORE,
+  async fn() {
+    await withTempDir(async (dir) => {
+      const repo = await setUp(dir, { "a.txt": "1\n" });
+      const victim = `${dir}/victim`;
+      await Deno.mkdir(`${victim}/dir/sub`, { recursive: true });
+      await Deno.writeTextFile(`${victim}/dir/sub/data`, "precious\n");
+      await Deno.writeTextFile(`${victim}/file`, "keep\n");
+      const outside = await exactTree(victim);
+      const oid = await gitStdin(repo, ["hash-object", "-w", "--stdin"], "#!/bin/sh\necho pwned\n");
+      const file = { kind: "file", mode: 0o755, size: 20, oid };
+      const link = { kind: "symlink", target: victim, oid };
+      const cases: [string, Record<string, unknown>, RegExp][] = [
+        [
+          "dotdot",
+          { "../victim/dir": link, "../victim/file": file },
+          /\.\.\/victim\/dir \(not a plain relative path\)/,
+        ],
+        ["hook", { ".git/hooks/post-commit": file }, /post-commit \(inside a \.git directory\)/],
+        ["own", { ".EnjoyHarness/handle-failure.json": file }, /\(lifeline's own state\)/],
+        ["via-link", { "l": link, "l/file": file }, /l\/file \(l is no saved directory\)/],
+      ];
+      for (const [name, paths, why] of cases) {
+        await craftBackup(repo, name, paths);
+        const restore = await here(dir, ["fail", "restore", name]);
+        assert.equal(restore.code, 1, restore.stdout);
+        assert.match(restore.stderr, /is not a backup lifeline can restore/);
+        assert.match(restore.stderr, why);
+      }
+      // A scope that is a link now: its saved paths would be written through it.
+      await Deno.symlink(victim, `${repo}/sub`);
+      await craftBackup(repo, "scope-link", { "sub/file": file }, "sub");
+      const linked = await here(dir, ["fail", "restore", "scope-link"]);
+      assert.equal(linked.code, 1);
+      assert.match(linked.stderr, /sub\/ is not a directory of the work tree/);
+      const branch = await here(dir, ["fail", "restore", "refs/heads/main"]);
+      assert.equal(branch.code, 1);
+      assert.match(branch.stderr, /refs\/heads\/main is not a backup/);
+      assert.deepEqual(await exactTree(victim), outside, "nothing outside the repository changed");
+      await assert.rejects(Deno.lstat(`${repo}/.git/hooks/post-commit`), Deno.errors.NotFound);
+      await assert.rejects(Deno.lstat(`${repo}/l`), Deno.errors.NotFound);
+    });
+  },
+});

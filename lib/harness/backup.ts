@@ -17,8 +17,8 @@ import { lazy } from "../core/lazy.ts";
 import { joinPath } from "../core/path.ts";
 import { git, GitError, resolveCommit } from "../host/git.ts";
 import { CliError } from "../core/cli.ts";
-import { readBlobs } from "./worktree.ts";
-import type { Repo } from "./repo.ts";
+import { ancestors, readBlobs } from "./worktree.ts";
+import { OWN_STATE_DIRS, type Repo } from "./repo.ts";
 
 /** A path's state before, as the manifest records it (files and links always hashed). */
 export type SavedState =
@@ -90,9 +90,74 @@ export interface Backup {
 
 const PREFIX = "refs/lifeline/backups/";
 
-/** The full ref for a name or ref given on the command line. */
+/** The full ref for a name or ref given on the command line. Throws when it is no backup's. */
 export function backupRef(name: string): string {
-  return name.startsWith("refs/") ? name : PREFIX + name;
+  const ref = name.startsWith("refs/") ? name : PREFIX + name;
+  const rest = ref.slice(PREFIX.length);
+  if (!ref.startsWith(PREFIX) || !/^[\w.-]+(\/[\w.-]+)*$/.test(rest) || /(^|\/)\./.test(rest)) {
+    throw new CliError(
+      `${name} is not a backup: lifeline restores only refs under ${PREFIX} that it names`,
+      "list the backups with: lifeline fail list",
+    );
+  }
+  return ref;
+}
+
+const OID = /^[0-9a-f]{40}([0-9a-f]{24})?$/;
+
+/** Why `path` is not a path a restore within `scope` may write, or null when it is one. */
+function unsafePath(path: string, scope: string): string | null {
+  const parts = path.split("/");
+  if (path.startsWith("/")) return "absolute";
+  if (parts.some((p) => p === "" || p === "." || p === ".." || p.includes("\0"))) {
+    return "not a plain relative path";
+  }
+  if (parts.some((p) => p.toLowerCase() === ".git")) return "inside a .git directory";
+  if (scope && !path.startsWith(scope + "/")) return `outside the scope ${scope}/`;
+  const first = parts[scope ? scope.split("/").length : 0]!;
+  if ((OWN_STATE_DIRS as readonly string[]).includes(first)) return "lifeline's own state";
+  return null;
+}
+
+/**
+ * Refuses a manifest a restore could be led astray by (a corrupted one, or a ref fetched from
+ * somewhere else): every path relative and inside the scope, never in `.git` or lifeline's own
+ * state, every directory above a saved entry a saved directory (so nothing is written through a
+ * link the restore itself makes), object ids that are object ids.
+ */
+function checkManifest(ref: string, m: Manifest): void {
+  const refuse = (what: string, why: string) => {
+    throw new CliError(
+      `${ref} is not a backup lifeline can restore: ${what} (${why})`,
+      `remove it with: git update-ref -d ${ref}`,
+    );
+  };
+  if (m.scope && unsafePath(m.scope, "")) refuse(`its scope ${m.scope}`, unsafePath(m.scope, "")!);
+  for (const commit of [m.pre_head, ...(m.after.kind === "stable" ? [m.after.commit] : [])]) {
+    if (!OID.test(commit)) refuse(`it names the commit ${commit}`, "not an object id");
+  }
+  if (m.head_ref !== null && !/^refs\/heads\/./.test(m.head_ref)) {
+    refuse(`it names the branch ${m.head_ref}`, "not a branch");
+  }
+  const depth = m.scope ? m.scope.split("/").length : 0;
+  for (const [path, state] of Object.entries(m.paths)) {
+    const why = unsafePath(path, m.scope);
+    if (why) refuse(`it names the path ${path}`, why);
+    if ("oid" in state && !OID.test(state.oid)) {
+      refuse(`${path} has ${state.oid}`, "not an object id");
+    }
+    if (
+      "mode" in state && !(Number.isInteger(state.mode) && state.mode >= 0 && state.mode <= 0o7777)
+    ) {
+      refuse(`${path} has the mode ${state.mode}`, "not a file mode");
+    }
+    if (state.kind === "absent") continue;
+    for (const dir of ancestors(path).slice(depth)) {
+      if (m.paths[dir]?.kind !== "dir") {
+        refuse(`it names the path ${path}`, `${dir} is no saved directory`);
+      }
+    }
+  }
 }
 
 /**
@@ -216,12 +281,9 @@ export async function readBackup(repo: Repo, name: string): Promise<Backup> {
   const text = new TextDecoder().decode(
     (await readBlobs(repo.top, [manifestOid])).get(manifestOid),
   );
-  return {
-    ref,
-    commit,
-    manifest: manifestSchema().parse(JSON.parse(text)),
-    indexBlob: indexBlob ?? null,
-  };
+  const manifest = manifestSchema().parse(JSON.parse(text));
+  checkManifest(ref, manifest);
+  return { ref, commit, manifest, indexBlob: indexBlob ?? null };
 }
 
 /** One backup, as `fail list` shows it. Older backups have no manifest: their sizes are null. */

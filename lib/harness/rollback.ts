@@ -46,7 +46,7 @@ import {
   type RollbackTarget,
   type StableCommit,
 } from "./rollback_plan.ts";
-import { hashStates } from "./worktree.ts";
+import { hashStates, TreeReader } from "./worktree.ts";
 import { bytesText } from "./wording.ts";
 
 /** The settings a rollback reads from `config.breaker`. */
@@ -241,6 +241,7 @@ export async function restoreBackup(
     const recovered = await finishInterrupted(found, run);
     const backup = await readBackup(found, name);
     const repo = { ...found, prefix: backup.manifest.scope };
+    await refuseLinkedScope(repo);
     await refuseOperations(repo);
     const savedFirst = await runJournaled(repo, { op: "restore", run, backup: null }, async (
       journal,
@@ -260,6 +261,15 @@ export async function restoreBackup(
     });
     return { backup, savedFirst, headMoved: backup.manifest.move_head, recovered };
   });
+}
+
+/** Refuses a backup's scope that is not a directory of the work tree (a link to elsewhere). */
+async function refuseLinkedScope(repo: Repo): Promise<void> {
+  if (!repo.prefix || (await new TreeReader(repo.top).state(repo.prefix)).kind === "dir") return;
+  throw new RefusedError(
+    `${repo.prefix}/ is not a directory of the work tree (a link, a file, or missing)`,
+    "put the project's directory back where the backup was made first",
+  );
 }
 
 async function restoreSteps(repo: Repo, journal: Journal, backup: Backup, tmp: string) {
