@@ -8,7 +8,7 @@
  */
 
 import { joinPath } from "../core/path.ts";
-import { git, resolveCommit } from "../host/git.ts";
+import { git, headBranch, resolveCommit } from "../host/git.ts";
 import type { Manifest, SavedState } from "./backup.ts";
 import { readIndexEntries, replaceEntries } from "./index_entries.ts";
 import { type Journal, writeJournal } from "./journal.ts";
@@ -49,7 +49,7 @@ export async function moveHead(
       "lifeline does not move a branch that somebody else moved",
     );
   }
-  const branch = await git(repo.top, ["symbolic-ref", "-q", "HEAD"]).catch(() => null);
+  const branch = await headBranch(repo.top);
   const lock = branch ? joinPath(repo.commonDir, `${branch}.lock`) : `${repo.gitDir}/HEAD.lock`;
   journal.refLocks = [{ path: lock, content: `${to}\n` }];
   await writeJournal(repo, journal);

@@ -43,6 +43,8 @@ export interface Manifest {
   pre_head: string;
   /** The branch HEAD pointed to, or null when detached. */
   head_ref: string | null;
+  /** The work tree it was made in (`Repo.worktree`); absent in older backups. */
+  worktree?: string | undefined;
   /** Whether the operation moved HEAD (only when the root is the repository's top). */
   move_head: boolean;
   after: AfterState;
@@ -67,6 +69,7 @@ const manifestSchema = lazy(() => {
     scope: z.string(),
     pre_head: z.string(),
     head_ref: z.nullable(z.string()),
+    worktree: z.optional(z.string()),
     move_head: z.boolean(),
     after: z.union([
       z.object({ kind: z.literal("stable"), commit: z.string(), name: z.string() }),

@@ -8,7 +8,7 @@
  */
 
 import { CliError } from "../core/cli.ts";
-import { absolutePath, joinPath } from "../core/path.ts";
+import { absolutePath, joinPath, relativeTo } from "../core/path.ts";
 import { git, repoTop } from "../host/git.ts";
 
 /** lifeline's own state, relative to the project root: never staged, reset, copied or restored. */
@@ -55,6 +55,8 @@ export interface Repo {
   /** This work tree's git directory, and the directory shared by all work trees (refs). */
   gitDir: string;
   commonDir: string;
+  /** This work tree among the repository's: its git dir relative to the common one ("" for the main one). */
+  worktree: string;
   /** The index file. */
   index: string;
   /** `<git dir>/lifeline`: the journal, the lock, records of backups, temporary files. */
@@ -84,6 +86,7 @@ export async function openRepo(root: string): Promise<Repo> {
     prefix,
     gitDir: gitDir!,
     commonDir: commonDir!,
+    worktree: gitDir === commonDir ? "" : relativeTo(commonDir!, gitDir!),
     index: index!,
     notes: joinPath(gitDir!, "lifeline"),
   };

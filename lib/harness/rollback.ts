@@ -13,7 +13,7 @@
  * @module
  */
 
-import { git, repoTop, resolveCommit } from "../host/git.ts";
+import { git, headBranch, repoTop, resolveCommit } from "../host/git.ts";
 import { joinPath } from "../core/path.ts";
 import { applyRestore, applyRollback, copyIndex } from "./apply.ts";
 import { type Backup, listBackups, type Manifest, readBackup, writeBackup } from "./backup.ts";
@@ -172,7 +172,8 @@ async function saveAndRollBack(
     created: run.now,
     scope: repo.prefix,
     pre_head: target.head,
-    head_ref: await git(repo.top, ["symbolic-ref", "-q", "HEAD"]).catch(() => null),
+    head_ref: await headBranch(repo.top),
+    worktree: repo.worktree,
     move_head: plan.moveHead,
     after: { kind: "stable", commit: target.stable.commit, name: target.stable.name },
   });
@@ -241,6 +242,7 @@ export async function restoreBackup(
     const recovered = await finishInterrupted(found, run);
     const backup = await readBackup(found, name);
     const repo = { ...found, prefix: backup.manifest.scope };
+    await refuseOtherCheckout(repo, backup);
     await refuseLinkedScope(repo);
     await refuseOperations(repo);
     const savedFirst = await runJournaled(repo, { op: "restore", run, backup: null }, async (
@@ -261,6 +263,32 @@ export async function restoreBackup(
     });
     return { backup, savedFirst, headMoved: backup.manifest.move_head, recovered };
   });
+}
+
+/**
+ * Refuses a backup made in another work tree of the repository, or on another branch: its files
+ * and index are that checkout's, and its HEAD that branch's, so they would land on this one.
+ */
+async function refuseOtherCheckout(repo: Repo, { ref, manifest: m }: Backup): Promise<void> {
+  if (m.worktree !== undefined && m.worktree !== repo.worktree) {
+    throw new RefusedError(
+      `${ref} was made in another work tree of this repository (${
+        m.worktree ? `git dir ${m.worktree}` : "the main one"
+      })`,
+      "restore it there: `git worktree list` shows where that is",
+    );
+  }
+  const branch = await headBranch(repo.top);
+  if (branch === m.head_ref) return;
+  const name = (ref: string | null) => ref ? ref.replace(/^refs\/heads\//, "") : "a detached HEAD";
+  throw new RefusedError(
+    `${ref} was made on ${name(m.head_ref)}, and ${name(branch)} is checked out now`,
+    m.head_ref
+      ? `switch back first: git switch ${name(m.head_ref)}`
+      : `detach HEAD first: git switch --detach ${
+        m.after.kind === "stable" ? m.after.commit.slice(0, 12) : "<commit>"
+      }`,
+  );
 }
 
 /** Refuses a backup's scope that is not a directory of the work tree (a link to elsewhere). */

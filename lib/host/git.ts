@@ -58,6 +58,11 @@ export function gitDir(top: string): Promise<string> {
   return git(top, ["rev-parse", "--absolute-git-dir"]);
 }
 
+/** The branch HEAD points to (`refs/heads/…`), or null when it is detached. */
+export async function headBranch(top: string): Promise<string | null> {
+  return await git(top, ["symbolic-ref", "-q", "HEAD"]).catch(() => null);
+}
+
 /** The commit a revision names, or null. */
 export async function resolveCommit(top: string, revision: string): Promise<string | null> {
   try {

@@ -1,0 +1,61 @@
+// Work trees and branches (issue 12, second red team): backups and refs are shared by every work
+// tree of a repository, journals and checkouts are not. A backup is restored only where it was
+// made, the stable mark of one work tree is not another's, and a prune anywhere keeps what an
+// interrupted run in any work tree still needs.
+import assert from "node:assert/strict";
+import { commitAll, git } from "./helpers/git_repo.ts";
+import { here, rollbackHere, setUp } from "./helpers/harness.ts";
+import { exactTree, indexState, OWN_STATE as OWN } from "./helpers/repo_state.ts";
+import { withTempDir } from "./helpers/temp.ts";
+
+const IGNORE = Deno.build.os === "windows";
+
+Deno.test({
+  name: "restore refuses a backup made on another branch or in another work tree",
+  ignore: IGNORE,
+  async fn(t) {
+    await withTempDir(async (dir) => {
+      const repo = await setUp(dir, { "a.txt": "1\n" });
+      await Deno.writeTextFile(`${repo}/a.txt`, "2\n");
+      await commitAll(repo, "work on main");
+      const main = await git(repo, "rev-parse", "HEAD");
+      await Deno.writeTextFile(`${repo}/a.txt`, "3, uncommitted\n");
+      await Deno.writeTextFile(`${repo}/notes.txt`, "untracked\n");
+      const before = await exactTree(repo, { skip: OWN });
+      const status = await indexState(repo);
+      const { backup } = await rollbackHere(dir, "W1");
+      const stable = await git(repo, "rev-parse", "stable-1");
+
+      await t.step("another branch at the same commit: its branch does not move", async () => {
+        await git(repo, "switch", "--quiet", "-c", "experiment");
+        const restore = await here(dir, ["fail", "restore", backup]);
+        assert.equal(restore.code, 1, restore.stdout);
+        assert.match(restore.stderr, /was made on main, and experiment is checked out now/);
+        assert.match(restore.stderr, /git switch main/);
+        assert.equal(await git(repo, "rev-parse", "experiment"), stable);
+        assert.equal(await git(repo, "rev-parse", "main"), stable);
+        await git(repo, "switch", "--quiet", "main");
+      });
+
+      await t.step("another work tree: nothing of this one lands there", async () => {
+        const other = `${dir}/other`;
+        await git(repo, "worktree", "add", "--quiet", "-b", "feat", other, "stable-1");
+        assert.equal((await here(dir, ["fail", "init"], other)).code, 0);
+        const theirs = await exactTree(other, { skip: OWN });
+        const restore = await here(dir, ["fail", "restore", backup], other);
+        assert.equal(restore.code, 1, restore.stdout);
+        assert.match(restore.stderr, /was made in another work tree of this repository/);
+        assert.equal(await git(other, "rev-parse", "feat"), stable);
+        assert.deepEqual(await exactTree(other, { skip: OWN }), theirs);
+      });
+
+      await t.step("where it was made, it restores exactly", async () => {
+        const restore = await here(dir, ["fail", "restore", backup]);
+        assert.equal(restore.code, 0, restore.stderr);
+        assert.equal(await git(repo, "rev-parse", "main"), main);
+        assert.deepEqual(await exactTree(repo, { skip: OWN }), before);
+        assert.equal(await indexState(repo), status);
+      });
+    });
+  },
+});
