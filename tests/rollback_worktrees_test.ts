@@ -59,3 +59,59 @@ Deno.test({
     });
   },
 });
+
+Deno.test({
+  name: "each work tree keeps its own stable mark: another's success never moves it back",
+  ignore: IGNORE,
+  async fn() {
+    await withTempDir(async (dir) => {
+      const repo = await setUp(dir, { "a.txt": "v1\n" });
+      const v1 = await git(repo, "rev-parse", "HEAD");
+      for (const v of ["v2", "v3"]) {
+        await Deno.writeTextFile(`${repo}/a.txt`, `${v}\n`);
+        await commitAll(repo, v);
+      }
+      const success = ["fail", "handle", "--success", "--task", "T", "--skill", "s"];
+      assert.equal((await here(dir, success)).code, 0);
+      const other = `${dir}/other`;
+      await git(repo, "worktree", "add", "--quiet", "-b", "older", other, v1);
+      assert.equal((await here(dir, ["fail", "init"], other)).code, 0);
+      assert.equal((await here(dir, success, other)).code, 0, "the other agent's success at v1");
+
+      await Deno.writeTextFile(`${repo}/a.txt`, "v4\n");
+      await commitAll(repo, "v4");
+      await Deno.writeTextFile(`${repo}/a.txt`, "work in progress\n");
+      const rollback = await rollbackHere(dir, "T");
+      assert.equal(rollback.done, true, JSON.stringify(rollback));
+      assert.equal(await Deno.readTextFile(`${repo}/a.txt`), "v3\n", "back to its own mark");
+      assert.equal(await git(repo, "log", "-1", "--format=%s"), "v3");
+      assert.equal(await git(other, "rev-parse", "HEAD"), v1);
+    });
+  },
+});
+
+Deno.test({
+  name: "a newer stable tag on another branch is passed over for the newest on this one",
+  ignore: IGNORE,
+  async fn() {
+    await withTempDir(async (dir) => {
+      const repo = await setUp(dir, { "a.txt": "1\n" }); // stable-1
+      await git(repo, "switch", "--quiet", "-c", "side");
+      await Deno.writeTextFile(`${repo}/a.txt`, "side\n");
+      await commitAll(repo, "side");
+      // An annotated tag dated later than anything on main: the newest of the stable tags.
+      const later = { GIT_COMMITTER_DATE: `${Math.floor(Date.now() / 1000) + 3600} +0000` };
+      const tag = ["tag", "-a", "-m", "side is stable", "stable-2"];
+      assert.ok(
+        (await new Deno.Command("git", { args: tag, cwd: repo, env: later }).output()).success,
+      );
+      await git(repo, "switch", "--quiet", "main");
+      await Deno.writeTextFile(`${repo}/a.txt`, "2\n");
+      await commitAll(repo, "later on main");
+      const rollback = await rollbackHere(dir, "T");
+      assert.equal(rollback.done, true, JSON.stringify(rollback));
+      assert.match(rollback.to, /\(stable-1\)$/);
+      assert.equal(await Deno.readTextFile(`${repo}/a.txt`), "1\n");
+    });
+  },
+});

@@ -44,6 +44,7 @@ import {
   refuseOperations,
   type RollbackPlan,
   type RollbackTarget,
+  STABLE_REF,
   type StableCommit,
 } from "./rollback_plan.ts";
 import { hashStates, TreeReader } from "./worktree.ts";
@@ -74,13 +75,13 @@ export interface Recovered {
   legacyRestored: string[];
 }
 
-/** Marks HEAD as the stable commit (`refs/lifeline/stable`), or does nothing outside git. */
+/** Marks HEAD as this work tree's stable commit (`STABLE_REF`), or does nothing outside git. */
 export async function markStable(root: string): Promise<string | null> {
   const top = await repoTop(root);
   if (!top) return null;
   const head = await resolveCommit(top, "HEAD");
   if (!head) return null;
-  await git(top, ["update-ref", "refs/lifeline/stable", head]);
+  await git(top, ["update-ref", STABLE_REF, head]);
   return head;
 }
 

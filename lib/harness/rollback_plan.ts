@@ -24,17 +24,40 @@ export interface StableCommit {
   name: string;
 }
 
-/** The commit to roll back to: `refs/lifeline/stable`, else the newest tag matching `pattern`. */
-export async function findStable(top: string, pattern: string): Promise<StableCommit | null> {
-  const stable = await resolveCommit(top, "refs/lifeline/stable");
-  if (stable) return { commit: stable, name: "refs/lifeline/stable" };
+/**
+ * The stable mark `fail handle --success` sets: a per-work-tree ref, so agents in two work trees
+ * of one repository each keep their own.
+ */
+export const STABLE_REF = "refs/worktree/lifeline/stable";
+
+/** The mark older versions set, shared by every work tree: read when a work tree has none. */
+const SHARED_STABLE_REF = "refs/lifeline/stable";
+
+/**
+ * The commit to roll back to: this work tree's stable mark (or the shared one of older versions),
+ * else the newest tag matching `pattern` that is an ancestor of `head` (a newer tag on another
+ * branch is passed over). A mark off the branch is returned all the same: it is refused, not
+ * passed over, since it says which commit the user meant.
+ */
+export async function findStable(
+  top: string,
+  pattern: string,
+  head: string,
+): Promise<StableCommit | null> {
+  for (const name of [STABLE_REF, SHARED_STABLE_REF]) {
+    const commit = await resolveCommit(top, name);
+    if (commit) return { commit, name };
+  }
   const tags = (await git(top, ["tag", "--list", pattern, "--sort=-creatordate"])).split("\n")
     .filter(Boolean);
+  let newest: StableCommit | null = null;
   for (const tag of tags) {
     const commit = await resolveCommit(top, `refs/tags/${tag}`);
-    if (commit) return { commit, name: tag };
+    if (!commit) continue;
+    if (await isAncestor(top, commit, head)) return { commit, name: tag };
+    newest ??= { commit, name: tag };
   }
-  return null;
+  return newest;
 }
 
 /** Refuses while a merge, rebase, cherry-pick or revert runs, or a submodule has changes. */
@@ -61,10 +84,10 @@ export async function checkTarget(repo: Repo, tagPattern: string): Promise<Rollb
   await refuseOperations(repo);
   const head = await resolveCommit(repo.top, "HEAD");
   if (!head) throw new RefusedError("the repository has no commits yet");
-  const stable = await findStable(repo.top, tagPattern);
+  const stable = await findStable(repo.top, tagPattern, head);
   if (!stable) {
     throw new RefusedError(
-      `there is no stable commit (no refs/lifeline/stable, no tag matching "${tagPattern}")`,
+      `there is no stable commit (no ${STABLE_REF}, no tag matching "${tagPattern}")`,
       "mark one with `git tag stable-1 <commit>`, or record a success with " +
         "`lifeline fail handle --success --task <task> --skill <skill>`",
     );
