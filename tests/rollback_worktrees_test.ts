@@ -4,7 +4,7 @@
 // interrupted run in any work tree still needs.
 import assert from "node:assert/strict";
 import { commitAll, git } from "./helpers/git_repo.ts";
-import { here, rollbackHere, setUp } from "./helpers/harness.ts";
+import { backupRefs, here, killingGit, lifeline, rollbackHere, setUp } from "./helpers/harness.ts";
 import { exactTree, indexState, OWN_STATE as OWN } from "./helpers/repo_state.ts";
 import { withTempDir } from "./helpers/temp.ts";
 
@@ -112,6 +112,39 @@ Deno.test({
       assert.equal(rollback.done, true, JSON.stringify(rollback));
       assert.match(rollback.to, /\(stable-1\)$/);
       assert.equal(await Deno.readTextFile(`${repo}/a.txt`), "1\n");
+    });
+  },
+});
+
+Deno.test({
+  name: "fail prune in another work tree keeps the backup an interrupted run still needs",
+  ignore: IGNORE,
+  async fn() {
+    await withTempDir(async (dir) => {
+      const repo = await setUp(dir, { "a.txt": "1\n" });
+      const other = `${dir}/other`;
+      await git(repo, "worktree", "add", "--quiet", "-b", "other", other);
+      await Deno.writeTextFile(`${repo}/a.txt`, "2\n");
+      await commitAll(repo, "later");
+      await Deno.writeTextFile(`${repo}/a.txt`, "precious, uncommitted\n");
+      await Deno.writeTextFile(`${repo}/n.txt`, "precious, new\n");
+      const before = await exactTree(repo, { skip: OWN });
+      const status = await indexState(repo);
+      // Killed after the work tree went back, before HEAD moved: the journal names the backup.
+      const path = await killingGit(dir, "lifeline: rollback");
+      const args = ["fail", "handle", "--task", "T", "--skill", "s", "--error", "x", "--unstable"];
+      const killed = await lifeline(dir, args, repo, undefined, { PATH: path });
+      assert.equal(killed.code, 137, killed.stderr);
+      const journal = JSON.parse(await Deno.readTextFile(`${repo}/.git/lifeline/journal.json`));
+      assert.match(journal.backup, /^refs\/lifeline\/backups\/T-/);
+
+      const prune = await here(dir, ["fail", "prune", "--keep", "0"], other);
+      assert.equal(prune.code, 0, prune.stderr);
+      assert.ok((await backupRefs(repo)).includes(journal.backup), "the backup is kept");
+      const restore = await here(dir, ["fail", "restore", journal.backup]);
+      assert.equal(restore.code, 0, restore.stderr);
+      assert.deepEqual(await exactTree(repo, { skip: OWN }), before);
+      assert.equal(await indexState(repo), status);
     });
   },
 });

@@ -10,10 +10,16 @@ import { git, makeRepo } from "./git_repo.ts";
 import { REPO_DIR, runLifeline } from "./lifeline.ts";
 import { runInProcess } from "./in_process.ts";
 
-/** Runs `lifeline <args>` in `cwd` (the repository by default), `stdin` given and closed. */
-export async function lifeline(dir: string, args: string[], cwd = `${dir}/repo`, stdin?: string) {
+/** Runs `lifeline <args>` in `cwd` (the repository by default), `stdin` given and closed, `env` added. */
+export async function lifeline(
+  dir: string,
+  args: string[],
+  cwd = `${dir}/repo`,
+  stdin?: string,
+  env: Record<string, string> = {},
+) {
   return await runLifeline(args, {
-    env: { HOME: `${dir}/home` },
+    env: { HOME: `${dir}/home`, ...env },
     cwd,
     ...(stdin === undefined ? {} : { stdin }),
     timeoutMs: 120_000,
@@ -79,6 +85,26 @@ export async function handleJson(
 /** A failure of `task` that rolls back (--unstable), as JSON. */
 export function handle(dir: string, task: string, ...extra: string[]) {
   return handleJson(dir, [task, `impl-${task}`, "the build broke"], "--unstable", ...extra);
+}
+
+/**
+ * A `git` on a PATH of its own that kills its caller (kill -9, as a crash would) when one of its
+ * arguments is `argument`, before doing anything; every other call is the real git. Returns the
+ * PATH to run lifeline with.
+ */
+export async function killingGit(dir: string, argument: string): Promise<string> {
+  const real = new TextDecoder().decode(
+    (await new Deno.Command("sh", { args: ["-c", "command -v git"], stdout: "piped" }).output())
+      .stdout,
+  ).trim();
+  await Deno.mkdir(`${dir}/shim`, { recursive: true });
+  await Deno.writeTextFile(
+    `${dir}/shim/git`,
+    `#!/bin/sh\nfor a in "$@"; do [ "$a" = '${argument}' ] && kill -9 $PPID && exit 137; done\n` +
+      `exec '${real}' "$@"\n`,
+    { mode: 0o755 },
+  );
+  return `${dir}/shim:${Deno.env.get("PATH")}`;
 }
 
 /** `fail restore <ref> …`. */
