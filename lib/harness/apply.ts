@@ -8,13 +8,14 @@
  */
 
 import { joinPath } from "../core/path.ts";
-import { git, headBranch, resolveCommit } from "../host/git.ts";
+import { git, gitRun, headBranch, resolveCommit } from "../host/git.ts";
 import type { Manifest, SavedState } from "./backup.ts";
 import { readIndexEntries, replaceEntries } from "./index_entries.ts";
 import { type Journal, writeJournal } from "./journal.ts";
 import { inScope, RefusedError, type Repo, scopePathspecs } from "./repo.ts";
 import {
   ancestors,
+  bytesFill,
   hashStates,
   type PathState,
   putFile,
@@ -171,7 +172,7 @@ async function restoreWorktree(repo: Repo, manifest: Manifest, tmp: string): Pro
     await removePath(joinPath(repo.top, path));
     now.set(path, { kind: "absent" });
   }
-  await writeSaved(repo, manifest, now, [...deepest].reverse());
+  await writeSaved(repo, manifest, { now, shallowest: [...deepest].reverse(), tmp });
   for (const path of deepest) {
     const saved = manifest.paths[path]!;
     const full = joinPath(repo.top, path);
@@ -193,14 +194,15 @@ function mustRemove(saved: SavedState, current: PathState): boolean {
 }
 
 /** Bytes of file content read from git at a time, so a large backup does not fill memory. */
-const CHUNK_BYTES = 64 << 20;
+const CHUNK_BYTES = 16 << 20;
+/** Files at least this large go from git to disk as a stream, never whole in memory. */
+const STREAM_BYTES = 4 << 20;
 
 /** Creates the saved directories and links (shallow first), then writes the saved files. */
 async function writeSaved(
   repo: Repo,
   manifest: Manifest,
-  now: Map<string, PathState>,
-  shallowest: string[],
+  { now, shallowest, tmp }: { now: Map<string, PathState>; shallowest: string[]; tmp: string },
 ): Promise<void> {
   const files: [string, Extract<SavedState, { kind: "file" }>][] = [];
   for (const path of shallowest) {
@@ -210,10 +212,16 @@ async function writeSaved(
     if (saved.kind === "dir" && current.kind !== "dir") await Deno.mkdir(full);
     if (saved.kind === "symlink" && !same(saved, current)) await Deno.symlink(saved.target, full);
     if (saved.kind !== "file") continue;
-    if (!same(saved, current)) files.push([path, saved]);
-    else if (current.kind === "file" && current.mode !== saved.mode) {
-      await Deno.chmod(full, saved.mode);
-    }
+    if (same(saved, current)) {
+      if (current.kind === "file" && current.mode !== saved.mode) {
+        await Deno.chmod(full, saved.mode);
+      }
+    } else if (saved.size >= STREAM_BYTES) {
+      await putFile(full, saved.mode, {
+        tmp,
+        fill: (out) => gitRun(repo.top, ["cat-file", "blob", saved.oid], { stdoutTo: out }).then(),
+      });
+    } else files.push([path, saved]);
   }
   for (let start = 0; start < files.length;) {
     let end = start;
@@ -223,7 +231,10 @@ async function writeSaved(
     const chunk = files.slice(start, end);
     const blobs = await readBlobs(repo.top, chunk.map(([, s]) => s.oid));
     for (const [path, saved] of chunk) {
-      await putFile(joinPath(repo.top, path), blobs.get(saved.oid)!, saved.mode);
+      await putFile(joinPath(repo.top, path), saved.mode, {
+        tmp,
+        fill: bytesFill(blobs.get(saved.oid)!),
+      });
     }
     start = end;
   }

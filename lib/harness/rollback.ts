@@ -242,6 +242,16 @@ export async function restoreBackup(
   return await withRepoLock(found, async () => {
     const recovered = await finishInterrupted(found, run);
     const backup = await readBackup(found, name);
+    const finished = recovered?.finished;
+    if (finished?.op === "restore" && finished.backup === backup.ref) {
+      // A killed restore of this very backup, now finished: it is restored, nothing else to do.
+      return {
+        backup,
+        savedFirst: finished.savedFirst,
+        headMoved: backup.manifest.move_head,
+        recovered,
+      };
+    }
     const repo = { ...found, prefix: backup.manifest.scope };
     await refuseOtherCheckout(repo, backup);
     await refuseLinkedScope(repo);

@@ -153,20 +153,41 @@ export async function readBlobs(top: string, oids: string[]): Promise<Map<string
   return blobs;
 }
 
-/** Writes a file atomically with exactly `mode` (temp file beside it, chmod, rename). */
-export async function putFile(full: string, bytes: Uint8Array, mode: number): Promise<void> {
-  const temp = joinPath(
-    dirName(full),
-    `.lifeline-restore-${crypto.randomUUID().slice(0, 8)}.tmp`,
-  );
+/**
+ * Writes a file atomically with exactly `mode`: `fill` writes a temporary file (and closes the
+ * stream), which is renamed over `full`. The temporary file is in `tmp`, the run's own directory
+ * in the git dir, so a run killed half-way leaves nothing in the project; only when that is on
+ * another file system is it beside `full`.
+ */
+export async function putFile(
+  full: string,
+  mode: number,
+  { tmp, fill }: { tmp: string; fill: (out: WritableStream<Uint8Array>) => Promise<void> },
+): Promise<void> {
+  const name = `.lifeline-restore-${crypto.randomUUID().slice(0, 8)}.tmp`;
+  const write = async (temp: string) => {
+    try {
+      const file = await Deno.open(temp, { write: true, createNew: true, mode: 0o600 });
+      await fill(file.writable);
+      await Deno.chmod(temp, mode);
+      await Deno.rename(temp, full);
+    } catch (error) {
+      await Deno.remove(temp).catch(() => {});
+      throw error;
+    }
+  };
+  await Deno.mkdir(tmp, { recursive: true });
   try {
-    await Deno.writeFile(temp, bytes, { createNew: true, mode: 0o600 });
-    await Deno.chmod(temp, mode);
-    await Deno.rename(temp, full);
+    await write(joinPath(tmp, name));
   } catch (error) {
-    await Deno.remove(temp).catch(() => {});
-    throw error;
+    if ((error as { code?: string }).code !== "EXDEV") throw error;
+    await write(joinPath(dirName(full), name));
   }
+}
+
+/** A `fill` for {@linkcode putFile} that writes `bytes`. */
+export function bytesFill(bytes: Uint8Array): (out: WritableStream<Uint8Array>) => Promise<void> {
+  return (out) => ReadableStream.from([bytes]).pipeTo(out);
 }
 
 /** Removes whatever is at `full` (a directory with everything in it); nothing there is fine. */

@@ -16,17 +16,15 @@ export class GitError extends CliError {
 export interface GitOptions {
   env?: Record<string, string>;
   stdin?: string | Uint8Array;
+  /** Where stdout goes instead of memory (see `runProgram`). */
+  stdoutTo?: WritableStream<Uint8Array>;
 }
 
 /** Runs `git <args>` in `cwd` and returns what it printed. Throws {@linkcode GitError}. */
-export async function gitRun(cwd: string, args: string[], { env, stdin }: GitOptions = {}) {
+export async function gitRun(cwd: string, args: string[], options: GitOptions = {}) {
   let result;
   try {
-    result = await runProgram("git", args, {
-      cwd,
-      ...(env ? { env } : {}),
-      ...(stdin === undefined ? {} : { stdin }),
-    });
+    result = await runProgram("git", args, { cwd, ...options });
   } catch (error) {
     if (error instanceof ProgramMissingError) throw new GitError("git is not installed");
     throw error;
