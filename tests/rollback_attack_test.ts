@@ -169,3 +169,39 @@ Deno.test({
     });
   },
 });
+
+Deno.test({
+  name:
+    "core.splitIndex: the backup holds a whole index, restorable after git expires the shared one",
+  ignore: IGNORE,
+  async fn() {
+    await withTempDir(async (dir) => {
+      const files = Object.fromEntries(
+        Array.from({ length: 30 }, (_, i) => [`f${i}.txt`, `${i}\n`]),
+      );
+      const repo = await setUp(dir, files);
+      await git(repo, "config", "core.splitIndex", "true");
+      await git(repo, "update-index", "--split-index");
+      await Deno.writeTextFile(`${repo}/f1.txt`, "later\n");
+      await commitAll(repo, "later");
+      await Deno.writeTextFile(`${repo}/f2.txt`, "staged\n");
+      await git(repo, "add", "f2.txt");
+      await Deno.writeTextFile(`${repo}/ita.txt`, "intent to add\n");
+      await git(repo, "add", "-N", "ita.txt");
+      await Deno.writeTextFile(`${repo}/f3.txt`, "unstaged\n");
+      const before = await exactTree(repo, { skip: OWN });
+      const status = await indexState(repo);
+      const rollback = await rollbackHere(dir, "S");
+      assert.equal(rollback.done, true, JSON.stringify(rollback));
+      // Weeks later: the index is whole again, and git has removed every shared index.
+      await git(repo, "update-index", "--no-split-index");
+      for await (const entry of Deno.readDir(`${repo}/.git`)) {
+        if (entry.name.startsWith("sharedindex.")) await Deno.remove(`${repo}/.git/${entry.name}`);
+      }
+      const restore = await here(dir, ["fail", "restore", rollback.backup]);
+      assert.equal(restore.code, 0, restore.stderr);
+      assert.deepEqual(await exactTree(repo, { skip: OWN }), before);
+      assert.equal(await indexState(repo), status);
+    });
+  },
+});

@@ -195,12 +195,24 @@ async function filesTree(repo: Repo, manifest: Manifest, tmp: string): Promise<s
   return await git(repo.top, ["write-tree"], { env });
 }
 
+/**
+ * Makes an index file hold all its entries itself. A split index (core.splitIndex) only points at
+ * `.git/sharedindex.<id>`, which git deletes two weeks after the last index that used it: a backup
+ * of a split index would stop being restorable.
+ */
+async function wholeIndex(repo: Repo, file: string): Promise<void> {
+  // "link" is the signature of the extension that names the shared index (one byte, one char).
+  if (!new TextDecoder("latin1").decode(await Deno.readFile(file)).includes("link")) return;
+  await git(repo.top, ["update-index", "--no-split-index"], { env: { GIT_INDEX_FILE: file } });
+}
+
 /** The index file before, as a blob and as a tree (`null` blob when there was none). */
 async function indexObjects(repo: Repo, indexCopy: string, tmp: string) {
   let blob: string | null = null;
   const treeIndex = joinPath(tmp, "tree.index");
   try {
     await Deno.copyFile(indexCopy, treeIndex);
+    await wholeIndex(repo, indexCopy);
     blob = await git(repo.top, ["hash-object", "-w", "--no-filters", "--", indexCopy]);
   } catch (error) {
     if (!(error instanceof Deno.errors.NotFound)) throw error;

@@ -7,7 +7,8 @@
 
 import { CliError } from "../core/cli.ts";
 import { joinPath } from "../core/path.ts";
-import { git } from "../host/git.ts";
+import { git, GitError } from "../host/git.ts";
+import { readIndexEntries } from "./index_entries.ts";
 import type { Backup, Manifest, SavedState } from "./backup.ts";
 import {
   clearJournal,
@@ -17,7 +18,7 @@ import {
   tmpDir,
   writeJournal,
 } from "./journal.ts";
-import type { Repo } from "./repo.ts";
+import { RefusedError, type Repo } from "./repo.ts";
 import { type PathState, readBlobs } from "./worktree.ts";
 
 /** Who runs, and when: the journal names the run; backup names and dates come from `now`. */
@@ -128,14 +129,27 @@ export function toManifest(
   return { version: 2, ...meta, paths, files, bytes, new_bytes: fresh };
 }
 
-/** The backup's index file, written to `tmp` (an empty index when there was none). */
+/**
+ * The backup's index file, written to `tmp` (an empty index when there was none), and read once
+ * to be sure it can be, before a restore changes anything. (An older backup of a split index can
+ * name a shared index git has deleted since.)
+ */
 export async function savedIndexFile(repo: Repo, backup: Backup, tmp: string): Promise<string> {
   const file = joinPath(tmp, "saved.index");
-  if (backup.indexBlob) {
-    const blobs = await readBlobs(repo.top, [backup.indexBlob]);
-    await Deno.writeFile(file, blobs.get(backup.indexBlob)!);
-  } else {
+  if (!backup.indexBlob) {
     await git(repo.top, ["read-tree", "--empty"], { env: { GIT_INDEX_FILE: file } });
+    return file;
+  }
+  const blobs = await readBlobs(repo.top, [backup.indexBlob]);
+  await Deno.writeFile(file, blobs.get(backup.indexBlob)!);
+  try {
+    await readIndexEntries(repo.top, file);
+  } catch (error) {
+    if (!(error instanceof GitError)) throw error;
+    throw new RefusedError(
+      `the index saved in ${backup.ref} cannot be read: ${error.message}`,
+      `its files are in the commit: git restore --source=${backup.ref} --worktree -- <paths>`,
+    );
   }
   return file;
 }

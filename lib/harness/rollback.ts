@@ -260,6 +260,7 @@ export async function restoreBackup(
       journal,
       tmp,
     ) => {
+      const savedIndex = await savedIndexFile(repo, backup, tmp);
       const changes = await changedSinceRollback(repo, backup, tmp);
       if (changes.length > 0 && !force) {
         throw new RefusedError(
@@ -269,7 +270,7 @@ export async function restoreBackup(
       }
       const saved = changes.length > 0 ? await saveBeforeRestore(repo, backup, { run, tmp }) : null;
       await startApplying(repo, journal, backup.ref);
-      await restoreSteps(repo, journal, backup, tmp);
+      await restoreSteps(repo, journal, { backup, savedIndex, tmp });
       return saved;
     });
     return { backup, savedFirst, headMoved: backup.manifest.move_head, recovered };
@@ -311,11 +312,15 @@ async function refuseLinkedScope(repo: Repo): Promise<void> {
   );
 }
 
-async function restoreSteps(repo: Repo, journal: Journal, backup: Backup, tmp: string) {
+async function restoreSteps(
+  repo: Repo,
+  journal: Journal,
+  { backup, savedIndex, tmp }: { backup: Backup; savedIndex: string; tmp: string },
+) {
   const head = await resolveCommit(repo.top, "HEAD");
   await applyRestore(repo, journal, {
     manifest: backup.manifest,
-    savedIndex: await savedIndexFile(repo, backup, tmp),
+    savedIndex,
     headFrom: head ? [head] : [],
     tmp,
   });
@@ -357,8 +362,9 @@ async function finishRestore(
   backup: Backup,
   { run, tmp }: { run: RunInfo; tmp: string },
 ): Promise<string> {
+  const savedIndex = await savedIndexFile(repo, backup, tmp);
   const saved = await saveBeforeRestore(repo, backup, { run, tmp });
-  await restoreSteps(repo, journal, backup, tmp);
+  await restoreSteps(repo, journal, { backup, savedIndex, tmp });
   return saved;
 }
 
