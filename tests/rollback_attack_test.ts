@@ -2,7 +2,7 @@
 // can be in: odd names, crafted backups, sparse checkouts, git hooks, killed restores. Commands
 // run in this process (`here`) unless the process boundary is the point.
 import assert from "node:assert/strict";
-import { commitAll, git } from "./helpers/git_repo.ts";
+import { commitAll, git, makeRepo } from "./helpers/git_repo.ts";
 import { here, rollbackHere, setUp, state } from "./helpers/harness.ts";
 import { denoCacheDir, lifelineCommand } from "./helpers/lifeline.ts";
 import { runInProcess } from "./helpers/in_process.ts";
@@ -202,6 +202,42 @@ Deno.test({
       assert.equal(restore.code, 0, restore.stderr);
       assert.deepEqual(await exactTree(repo, { skip: OWN }), before);
       assert.equal(await indexState(repo), status);
+    });
+  },
+});
+
+Deno.test({
+  name:
+    "a clean submodule moved since the stable commit: rollback, restore and the next rollback work",
+  ignore: IGNORE,
+  async fn() {
+    await withTempDir(async (dir) => {
+      const sub = await makeRepo(`${dir}/sub`, { "s.txt": "1\n" });
+      const s1 = await git(sub, "rev-parse", "HEAD");
+      await Deno.writeTextFile(`${sub}/s.txt`, "2\n");
+      await commitAll(sub, "s2");
+      const repo = await makeRepo(`${dir}/repo`, { "a.txt": "1\n" });
+      const add = ["-c", "protocol.file.allow=always", "submodule", "--quiet", "add", sub, "lib"];
+      await git(repo, ...add);
+      await git(`${repo}/lib`, "checkout", "--quiet", s1);
+      await commitAll(repo, "lib at s1");
+      await git(repo, "tag", "-f", "stable-1");
+      assert.equal((await here(dir, ["fail", "init"])).code, 0);
+      await git(`${repo}/lib`, "checkout", "--quiet", "main");
+      await Deno.writeTextFile(`${repo}/a.txt`, "2\n");
+      await commitAll(repo, "lib at s2");
+      await Deno.writeTextFile(`${repo}/a.txt`, "uncommitted work\n");
+      const before = await exactTree(repo, { skip: [...OWN, "lib"] });
+      const status = await indexState(repo);
+
+      const rollback = await rollbackHere(dir, "M1");
+      assert.equal(rollback.done, true, JSON.stringify(rollback));
+      assert.equal(await Deno.readTextFile(`${repo}/a.txt`), "1\n");
+      const restore = await here(dir, ["fail", "restore", rollback.backup]);
+      assert.equal(restore.code, 0, restore.stderr);
+      assert.deepEqual(await exactTree(repo, { skip: [...OWN, "lib"] }), before);
+      assert.equal(await indexState(repo), status);
+      assert.equal((await rollbackHere(dir, "M2")).done, true, "and the next rollback");
     });
   },
 });

@@ -92,8 +92,9 @@ export async function operationInProgress(top: string): Promise<string | null> {
 }
 
 /**
- * Submodules with changes of their own (modified content, new commits, untracked files), among
- * the paths `pathspecs` names (all by default).
+ * Submodules with work of their own that a reset cannot save (modified content, untracked files),
+ * among the paths `pathspecs` names (all by default). A submodule checked out at another commit
+ * than the index records is not among them: its commits are in its own repository.
  */
 export async function dirtySubmodules(top: string, pathspecs: string[] = []): Promise<string[]> {
   const status = await git(top, [
@@ -104,9 +105,10 @@ export async function dirtySubmodules(top: string, pathspecs: string[] = []): Pr
     "--",
     ...pathspecs,
   ]);
-  // v2 ordinary entries: "1 XY <sub> …"; <sub> is "S" plus C/M/U flags for a submodule.
+  // v2 ordinary entries: "1 XY <sub> …"; <sub> is "S<c><m><u>" for a submodule, with C (new
+  // commits), M (modified content) and U (untracked files), or "." where there is none.
   return status.split("\n")
-    .filter((line) => /^[12] \S\S S(?!\.\.\.)/.test(line))
+    .filter((line) => /^[12] \S\S S.(M.|.U)/.test(line))
     .map((line) => line.split(" ").at(-1)!);
 }
 
