@@ -3,7 +3,7 @@
 // run in this process (`here`) unless the process boundary is the point.
 import assert from "node:assert/strict";
 import { commitAll, git, makeRepo } from "./helpers/git_repo.ts";
-import { here, rollbackHere, setUp, state } from "./helpers/harness.ts";
+import { handle, here, rollbackHere, setUp, state } from "./helpers/harness.ts";
 import { denoCacheDir, lifelineCommand } from "./helpers/lifeline.ts";
 import { runInProcess } from "./helpers/in_process.ts";
 import { exactTree, indexState, OWN_STATE as OWN } from "./helpers/repo_state.ts";
@@ -239,5 +239,154 @@ Deno.test({
       assert.equal(await indexState(repo), status);
       assert.equal((await rollbackHere(dir, "M2")).done, true, "and the next rollback");
     });
+  },
+});
+
+Deno.test({
+  name: "sparse checkouts and skip-worktree entries: rolled back in the index, restored exactly",
+  ignore: IGNORE,
+  async fn(t) {
+    const skip = (path: string) => (repo: string) =>
+      git(repo, "update-index", "--skip-worktree", path).then(() => {});
+    const cases: {
+      name: string;
+      files?: Record<string, string>;
+      links?: Record<string, string>;
+      arrange: (repo: string) => Promise<void>;
+      /** What the rollback left, checked before the restore. */
+      rolledBack?: (repo: string) => Promise<void>;
+    }[] = [
+      {
+        name: "a file outside the sparse cone added after the stable commit",
+        files: { "in/a": "1\n", "out/b": "1\n" },
+        async arrange(repo) {
+          await Deno.writeTextFile(`${repo}/out/added`, "new\n");
+          await commitAll(repo, "added outside the cone");
+          await git(repo, "sparse-checkout", "set", "--cone", "in");
+          await Deno.writeTextFile(`${repo}/in/a`, "local\n", { append: true });
+        },
+      },
+      { name: "an unchanged skip-worktree link", links: { p: "a.txt" }, arrange: skip("p") },
+      {
+        name: "an unchanged skip-worktree link to nothing",
+        links: { p: "no" },
+        arrange: skip("p"),
+      },
+      { name: "an unchanged skip-worktree p\\nq", files: { "p\nq": "v\n" }, arrange: skip("p\nq") },
+      {
+        name: "a skip-worktree file with local changes: left as it is",
+        files: { "settings.json": "{}\n" },
+        async arrange(repo) {
+          await skip("settings.json")(repo);
+          await Deno.writeTextFile(`${repo}/settings.json`, '{"local": true}\n');
+        },
+        async rolledBack(repo) {
+          assert.equal(await Deno.readTextFile(`${repo}/settings.json`), '{"local": true}\n');
+        },
+      },
+    ];
+    for (const c of cases) {
+      await t.step(c.name, async () => {
+        await withTempDir(async (dir) => {
+          const repo = await setUp(dir, { "a.txt": "1\n", ...c.files });
+          for (const [path, target] of Object.entries(c.links ?? {})) {
+            await Deno.symlink(target, `${repo}/${path}`);
+            await git(repo, "add", path);
+            await git(repo, "commit", "--quiet", "--amend", "--no-edit");
+            await git(repo, "tag", "-f", "stable-1");
+          }
+          await Deno.writeTextFile(`${repo}/a.txt`, "2\n");
+          await commitAll(repo, "later");
+          await c.arrange(repo);
+          const before = await exactTree(repo, { skip: OWN });
+          const status = await indexState(repo);
+          const rollback = await rollbackHere(dir, "P1");
+          assert.equal(rollback.done, true, JSON.stringify(rollback));
+          assert.equal(await Deno.readTextFile(`${repo}/a.txt`), "1\n");
+          assert.equal(
+            await git(repo, "diff", "--cached", "--name-only", "stable-1"),
+            "",
+            "the index is the stable commit's",
+          );
+          await c.rolledBack?.(repo);
+          const restore = await here(dir, ["fail", "restore", rollback.backup]);
+          assert.equal(restore.code, 0, restore.stderr);
+          assert.deepEqual(await exactTree(repo, { skip: OWN }), before);
+          assert.equal(await indexState(repo), status);
+        });
+      });
+    }
+  },
+});
+
+/** Runs `script` in sh in `cwd`; its stdout, bytes as they are (names that are not UTF-8). */
+async function shBytes(cwd: string, script: string): Promise<Uint8Array> {
+  const out = await new Deno.Command("sh", { args: ["-c", script], cwd, stderr: "inherit" })
+    .output();
+  assert.equal(out.code, 0, script);
+  return out.stdout;
+}
+
+/** Every path below `repo` but .git and lifeline's state, raw: type, mode, name, content hash. */
+const rawTree = (repo: string) =>
+  shBytes(
+    repo,
+    "find . \\( -name .git -o -name .EnjoyHarness -o -name .lifeline -o -name .trace " +
+      "-o -name sessions -o -name logs \\) -prune -o -printf '%y %m %p %l\\0' | LC_ALL=C sort -z; " +
+      "find . -name .git -prune -o -type f ! -path './.EnjoyHarness/*' ! -path './.trace/*' " +
+      "-exec sha1sum {} + | LC_ALL=C sort; git status --porcelain=v2 -z --untracked-files=all",
+  );
+
+Deno.test({
+  name: "file names and link targets that are not UTF-8: refused, counted, and nothing changes",
+  ignore: IGNORE,
+  async fn(t) {
+    // printf makes the Latin-1 bytes: Deno cannot name such a file, so sh writes them.
+    const latin1 = (name: string) => `"$(printf '${name}')"`;
+    const cases: { name: string; files?: Record<string, string>; script: string }[] = [
+      {
+        name: "a tracked r\\xe9sum\\xe9.txt with edits never staged",
+        script: `printf v1 > ${latin1("r\\351sum\\351.txt")} && git add -A . && ` +
+          `git commit -qm latin1 && git tag -f stable-1 >/dev/null && echo 2 > a.txt && ` +
+          `git commit -qam later && echo UNCOMMITTED > ${latin1("r\\351sum\\351.txt")}`,
+      },
+      {
+        name: "a staged file with such a name, new since the stable commit",
+        script: `echo 2 > a.txt && git commit -qam later && ` +
+          `echo precious > ${latin1("r\\351sum\\351.txt")} && git add ${
+            latin1("r\\351sum\\351.txt")
+          }`,
+      },
+      {
+        name: "a link to caf\\xe9.txt where the stable commit has a link",
+        script: `ln -s a.txt lnk && git add lnk && git commit -qm link && ` +
+          `git tag -f stable-1 >/dev/null && echo 2 > a.txt && git commit -qam later && ` +
+          `rm lnk && ln -s ${latin1("caf\\351.txt")} lnk`,
+      },
+      {
+        name: "an untracked directory holding such a name where the stable commit has a file",
+        files: { "d": "a file in the stable commit\n" },
+        script: `git rm -q --cached d && rm d && mkdir d && echo mine > d/${
+          latin1("\\351t\\351.txt")
+        } && echo d >> .git/info/exclude && echo 2 > a.txt && git commit -qam later`,
+      },
+    ];
+    for (const c of cases) {
+      await t.step(c.name, async () => {
+        await withTempDir(async (dir) => {
+          const repo = await setUp(dir, { "a.txt": "1\n", ...c.files });
+          await shBytes(repo, c.script);
+          const before = await rawTree(repo);
+          for (let i = 1; i <= 2; i++) {
+            const { rollback } = await handle(dir, "L1");
+            assert.equal(rollback.status, "refused", JSON.stringify(rollback));
+            assert.match(rollback.refused, /not UTF-8/);
+            assert.equal((await state(repo)).tasks.L1, i, "the refusal is counted");
+          }
+          assert.deepEqual(await rawTree(repo), before);
+          assert.equal(await git(repo, "for-each-ref", "refs/lifeline/backups/"), "");
+        });
+      });
+    }
   },
 });

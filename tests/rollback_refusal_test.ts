@@ -55,16 +55,6 @@ const REFUSALS: RefusalCase[] = [
     refused: /^a nested git repository is in the way of the rollback: vendor$/,
   },
   {
-    name: "a skip-worktree file with local changes",
-    files: { "settings.json": "{}\n" },
-    async arrange(repo) {
-      await git(repo, "update-index", "--skip-worktree", "settings.json");
-      await Deno.writeTextFile(`${repo}/settings.json`, '{"local": true}\n');
-    },
-    refused:
-      /^skip-worktree files have local changes that a reset would overwrite: settings\.json$/,
-  },
-  {
     name: "an intent-to-add entry whose directory is now a file",
     files: {},
     async arrange(repo) {
@@ -74,7 +64,21 @@ const REFUSALS: RefusalCase[] = [
       await Deno.remove(`${repo}/c`, { recursive: true });
       await Deno.writeTextFile(`${repo}/c`, "a file now\n");
     },
-    refused: /^intent-to-add entries stand where a file or link now is: c\/d\.ts$/,
+    refused:
+      /^intent-to-add entries stand where a directory is now, or below a file or link: c\/d\.ts$/,
+  },
+  {
+    // `git add -N e` would add what is in the directory instead of e.
+    name: "an intent-to-add entry whose path is now a directory",
+    files: {},
+    async arrange(repo) {
+      await Deno.writeTextFile(`${repo}/e`, "");
+      await git(repo, "add", "-N", "e");
+      await Deno.remove(`${repo}/e`);
+      await Deno.mkdir(`${repo}/e`);
+      await Deno.writeTextFile(`${repo}/e/inner`, "x\n");
+    },
+    refused: /^intent-to-add entries stand where a directory is now, or below a file or link: e$/,
   },
   {
     name: "a file above breaker.maxBackupFileMB in the way",

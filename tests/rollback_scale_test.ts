@@ -1,9 +1,10 @@
-// The rollback at the sizes of real projects (issue 12, second red team): thousands of tracked and
-// changed files, which git answers through pipes that fill up, run through the real binary with a
-// deadline, so a hang fails the test instead of stalling it.
+// The rollback at the sizes and speeds of real projects (issue 12, second red team): thousands of
+// changed files, which git answers through pipes that fill up (run through the real binary with a
+// deadline, so a hang fails the test instead of stalling it), and an agent that keeps writing
+// while the rollback runs.
 import assert from "node:assert/strict";
 import { commitAll, git } from "./helpers/git_repo.ts";
-import { handle, restore, setUp } from "./helpers/harness.ts";
+import { handle, restore, rollbackHere, setUp } from "./helpers/harness.ts";
 import { exactTree, indexState, OWN_STATE as OWN } from "./helpers/repo_state.ts";
 import { withTempDir } from "./helpers/temp.ts";
 
@@ -44,3 +45,43 @@ Deno.test({
     });
   },
 });
+
+Deno.test({
+  name: "an agent appending to a file during the rollback: every line is on disk or in the backup",
+  ignore: IGNORE,
+  async fn() {
+    await withTempDir(async (dir) => {
+      const repo = await setUp(dir, { "live.txt": "base\n" });
+      await writeMany(repo, 1500, (i) => `file ${i}\n`);
+      await commitAll(repo, "1,500 files");
+      await git(repo, "tag", "-f", "stable-1");
+      await writeMany(repo, 1500, (i) => `changed ${i}\n`); // a rollback that takes a while
+      const writer = new Deno.Command("sh", {
+        args: [
+          "-c",
+          'n=0; while [ ! -e ../stop ]; do n=$((n+1)); echo "line $n" >> live.txt; ' +
+          "echo $n >> ../written; done",
+        ],
+        cwd: repo,
+      }).spawn();
+      while (!(await Deno.lstat(`${dir}/written`).catch(() => null))) await sleep(5);
+      const rollback = await rollbackHere(dir, "W1");
+      await Deno.writeTextFile(`${dir}/stop`, "");
+      await writer.status;
+      assert.equal(rollback.done, true, JSON.stringify(rollback));
+      const written = (await Deno.readTextFile(`${dir}/written`)).trim().split("\n");
+      const kept = new Set(
+        [
+          await git(repo, "show", `${rollback.backup}:live.txt`),
+          await Deno.readTextFile(`${repo}/live.txt`),
+        ]
+          .flatMap((text) => text.split("\n")),
+      );
+      const lost = written.filter((n) => !kept.has(`line ${n}`));
+      assert.deepEqual(lost, [], `${lost.length} of ${written.length} lines in neither`);
+      assert.equal(await Deno.readTextFile(`${repo}/d/f1499`), "file 1499\n");
+    });
+  },
+});
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

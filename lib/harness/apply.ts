@@ -12,6 +12,8 @@ import { git, gitRun, headBranch, resolveCommit } from "../host/git.ts";
 import type { Manifest, SavedState } from "./backup.ts";
 import { readIndexEntries, replaceEntries } from "./index_entries.ts";
 import { type Journal, writeJournal } from "./journal.ts";
+import type { RollbackPlan } from "./rollback_plan.ts";
+import { type Resave, rollbackSteps, swapWorktree } from "./swap.ts";
 import { inScope, RefusedError, type Repo, scopePathspecs } from "./repo.ts";
 import {
   ancestors,
@@ -57,12 +59,20 @@ export async function moveHead(
   await git(repo.top, ["update-ref", "-m", `lifeline: ${journal.op}`, "HEAD", to, current]);
 }
 
-/** Rolls the scope back to the stable commit: index and work tree, and HEAD at the top. */
+/**
+ * Rolls the scope back to the stable commit: the index (git's `restore --staged`, sparse entries
+ * included, their skip-worktree marks kept), the work tree's planned paths (`swap.ts`, which
+ * saves what an agent writes meanwhile through `resave`), and HEAD at the top.
+ */
 export async function applyRollback(
   repo: Repo,
   journal: Journal,
-  manifest: Manifest,
-  tmp: string,
+  { manifest, plan, resave, tmp }: {
+    manifest: Manifest;
+    plan: Pick<RollbackPlan, "states" | "writes" | "deletes" | "skipWorktree">;
+    resave: Resave;
+    tmp: string;
+  },
 ): Promise<void> {
   if (manifest.after.kind !== "stable") throw new Error("not a rollback's backup");
   const stable = manifest.after.commit;
@@ -77,13 +87,38 @@ export async function applyRollback(
     await git(repo.top, [
       "restore",
       "--no-recurse-submodules",
+      "--ignore-skip-worktree-bits",
       `--source=${stable}`,
       "--staged",
-      "--worktree",
       "--",
       ...scope,
     ], { env });
   }
+  // The stable files, as git checks them out (filters, line endings, modes), beside the tree.
+  const stage = joinPath(tmp, "stage");
+  await Deno.mkdir(stage, { recursive: true });
+  if (plan.writes.length > 0) {
+    await git(repo.top, ["checkout-index", `--prefix=${stage}/`, "-z", "--stdin"], {
+      env,
+      stdin: plan.writes.map((path) => path + "\0").join(""),
+    });
+  }
+  await swapWorktree(repo, rollbackSteps(plan.states, plan), {
+    states: plan.states,
+    stage,
+    tmp,
+    resave,
+  });
+  const sparse = new Set(plan.skipWorktree);
+  const kept = (await readIndexEntries(repo.top, next)).filter((e) => sparse.has(e.path));
+  if (kept.length > 0) {
+    await git(repo.top, ["update-index", "--skip-worktree", "-z", "--stdin"], {
+      env,
+      stdin: kept.map((e) => e.path + "\0").join(""),
+    });
+  }
+  // The stat data of the files just written, as a checkout leaves it (-q: others may differ).
+  await git(repo.top, ["update-index", "-q", "--refresh", "--ignore-submodules"], { env });
   if (manifest.move_head) await moveHead(repo, journal, { from: [manifest.pre_head], to: stable });
   await Deno.rename(next, repo.index);
 }

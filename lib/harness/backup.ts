@@ -189,6 +189,7 @@ async function filesTree(repo: Repo, manifest: Manifest, tmp: string): Promise<s
     if (s.kind === "symlink") lines.push(`120000 ${s.oid}\t${path}\0`);
   }
   const env = { GIT_INDEX_FILE: joinPath(tmp, "files.index") };
+  await Deno.remove(env.GIT_INDEX_FILE).catch(() => {}); // from an earlier version of the backup
   if (lines.length > 0) {
     await git(repo.top, ["update-index", "-z", "--index-info"], { env, stdin: lines.join("") });
   }
@@ -227,6 +228,34 @@ export async function writeBackup(
   manifest: Manifest,
   { name, indexCopy, tmp }: { name: string; indexCopy: string; tmp: string },
 ): Promise<string> {
+  return await createRef(
+    repo,
+    PREFIX + name,
+    await backupCommit(repo, manifest, { indexCopy, tmp }),
+  );
+}
+
+/**
+ * Points the backup `ref` at a new commit for `manifest` (what a path held changed while it was
+ * being replaced); compare-and-swap from the commit it is at.
+ */
+export async function updateBackup(
+  repo: Repo,
+  ref: string,
+  manifest: Manifest,
+  { indexCopy, tmp }: { indexCopy: string; tmp: string },
+): Promise<void> {
+  const old = await resolveCommit(repo.top, ref);
+  const commit = await backupCommit(repo, manifest, { indexCopy, tmp });
+  await git(repo.top, ["update-ref", ref, commit, ...(old ? [old] : [])]);
+}
+
+/** The backup commit of `manifest` (see the module's description). */
+async function backupCommit(
+  repo: Repo,
+  manifest: Manifest,
+  { indexCopy, tmp }: { indexCopy: string; tmp: string },
+): Promise<string> {
   const env = identity(manifest.created);
   const files = await filesTree(repo, manifest, tmp);
   const index = await indexObjects(repo, indexCopy, tmp);
@@ -243,7 +272,7 @@ export async function writeBackup(
     });
   const indexCommit = await commitTree(index.tree, [manifest.pre_head], `lifeline: index`);
   const metaCommit = await commitTree(meta, [], `lifeline: manifest and index file`);
-  const commit = await commitTree(
+  return await commitTree(
     files,
     [manifest.pre_head, indexCommit, metaCommit],
     [
@@ -255,7 +284,6 @@ export async function writeBackup(
       `Restore with: lifeline fail restore <this ref>`,
     ].join("\n"),
   );
-  return await createRef(repo, PREFIX + name, commit);
 }
 
 async function createRef(repo: Repo, ref: string, commit: string): Promise<string> {

@@ -91,7 +91,8 @@ export async function startApplying(repo: Repo, journal: Journal, backup: string
   await writeJournal(repo, journal);
 }
 
-function saved(path: string, state: PathState): SavedState | null {
+/** A hashed path state as the manifest records it; null for what cannot be saved. */
+export function saved(path: string, state: PathState): SavedState | null {
   switch (state.kind) {
     case "file":
     case "symlink":
@@ -115,18 +116,27 @@ export function toManifest(
   meta: Omit<Manifest, "version" | "paths" | "files" | "bytes" | "new_bytes">,
 ): Manifest {
   const paths: Record<string, SavedState> = {};
-  let files = 0, bytes = 0, fresh = 0;
   for (const [path, state] of [...states].sort(([a], [b]) => (a < b ? -1 : 1))) {
     const s = saved(path, state);
-    if (!s) continue;
-    paths[path] = s;
+    if (s) paths[path] = s;
+  }
+  return { version: 2, ...meta, paths, ...totals(paths, known) };
+}
+
+/** How many files and bytes `paths` hold, and how many of those bytes git did not hold before. */
+export function totals(
+  paths: Record<string, SavedState>,
+  known: Set<string>,
+): Pick<Manifest, "files" | "bytes" | "new_bytes"> {
+  let files = 0, bytes = 0, fresh = 0;
+  for (const s of Object.values(paths)) {
     if (s.kind !== "file" && s.kind !== "symlink") continue;
     const size = s.kind === "file" ? s.size : new TextEncoder().encode(s.target).length;
     files++;
     bytes += size;
     if (!known.has(s.oid)) fresh += size;
   }
-  return { version: 2, ...meta, paths, files, bytes, new_bytes: fresh };
+  return { files, bytes, new_bytes: fresh };
 }
 
 /**

@@ -16,7 +16,15 @@
 import { git, headBranch, repoTop, resolveCommit } from "../host/git.ts";
 import { joinPath } from "../core/path.ts";
 import { applyRestore, applyRollback, copyIndex } from "./apply.ts";
-import { type Backup, listBackups, type Manifest, readBackup, writeBackup } from "./backup.ts";
+import {
+  type Backup,
+  listBackups,
+  type Manifest,
+  readBackup,
+  updateBackup,
+  writeBackup,
+} from "./backup.ts";
+import type { Resave } from "./swap.ts";
 import {
   type Journal,
   journalPending,
@@ -29,11 +37,13 @@ import {
   OperationFailedError,
   type RunInfo,
   runJournaled,
+  saved,
   savedIndexFile,
   stamp,
   startApplying,
   toManifest,
   totalNewBytes,
+  totals,
 } from "./operation.ts";
 import { listed } from "./plan.ts";
 import { openRepo, RefusedError, type Repo } from "./repo.ts";
@@ -122,15 +132,15 @@ export async function rollBack(
       journal,
       tmp,
     ) =>
-      saveAndRollBack(repo, { target, task, run, tmp, settings }, async (ref, manifest, index) => {
-        await startApplying(repo, journal, ref);
+      saveAndRollBack(repo, { target, task, run, tmp, settings }, async (saved) => {
+        await startApplying(repo, journal, saved.ref);
         await applyOrUndo(
-          ref,
-          () => applyRollback(repo, journal, manifest, tmp),
+          saved.ref,
+          () => applyRollback(repo, journal, { ...saved, tmp }),
           () =>
             applyRestore(repo, journal, {
-              manifest,
-              savedIndex: index,
+              manifest: saved.manifest,
+              savedIndex: saved.indexCopy,
               headFrom: [target.stable.commit],
               tmp,
             }),
@@ -147,6 +157,17 @@ export async function rollBack(
   });
 }
 
+/** A rollback's backup, saved, and what its git steps need. */
+interface Saved {
+  ref: string;
+  manifest: Manifest;
+  /** The index before (the backup holds it; an undo puts it back). */
+  indexCopy: string;
+  plan: RollbackPlan;
+  /** Saves into the backup what an agent wrote to a path since it was saved. */
+  resave: Resave;
+}
+
 /** Plans, refuses what it must, saves the backup, then hands over to `apply`. */
 async function saveAndRollBack(
   repo: Repo,
@@ -157,7 +178,7 @@ async function saveAndRollBack(
     tmp: string;
     settings: Pick<RollbackSettings, "maxFileBytes" | "maxTotalBytes">;
   },
-  apply: (ref: string, manifest: Manifest, indexCopy: string) => Promise<void>,
+  apply: (saved: Saved) => Promise<void>,
 ): Promise<{ ref: string; manifest: Manifest }> {
   const held = totalNewBytes(await listBackups(repo));
   refuseOverBudget(held, settings.maxTotalBytes); // before hashing writes any object
@@ -184,7 +205,16 @@ async function saveAndRollBack(
     indexCopy,
     tmp,
   });
-  await apply(ref, manifest, indexCopy);
+  const resave: Resave = async (found, fileOf) => {
+    await hashStates(repo.top, found, { write: true, tmp: joinPath(tmp, "links"), fileOf });
+    for (const [path, state] of found) {
+      const s = saved(path, state);
+      if (s) manifest.paths[path] = s;
+    }
+    Object.assign(manifest, totals(manifest.paths, plan.known));
+    await updateBackup(repo, ref, manifest, { indexCopy, tmp });
+  };
+  await apply({ ref, manifest, indexCopy, plan, resave });
   return { ref, manifest };
 }
 
@@ -384,9 +414,9 @@ async function finishRollback(
     run,
     tmp,
     settings: { maxFileBytes: Infinity, maxTotalBytes: Infinity },
-  }, async (ref, next) => {
-    await startApplying(repo, journal, ref);
-    await applyRollback(repo, journal, next, tmp);
+  }, async (saved) => {
+    await startApplying(repo, journal, saved.ref);
+    await applyRollback(repo, journal, { ...saved, tmp });
   });
   return ref;
 }

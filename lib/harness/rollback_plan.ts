@@ -14,7 +14,13 @@ import {
   resolveCommit,
 } from "../host/git.ts";
 import { readIndexEntries } from "./index_entries.ts";
-import { planPaths, refuseIndexStates, refuseLargeFiles, targetsOf } from "./plan.ts";
+import {
+  planPaths,
+  refuseIndexStates,
+  refuseLargeFiles,
+  refuseUndecodable,
+  targetsOf,
+} from "./plan.ts";
 import { inScope, RefusedError, type Repo, scopePathspecs } from "./repo.ts";
 import { type PathState, TreeReader } from "./worktree.ts";
 
@@ -150,6 +156,10 @@ export interface RollbackPlan extends RollbackTarget {
   untracked: string[];
   /** Object ids of content git holds already (staged or in the stable commit). */
   known: Set<string>;
+  /** Paths the work tree gets the stable commit's file or link at. */
+  writes: string[];
+  /** Index entries marked skip-worktree (sparse checkout): the mark stays on them. */
+  skipWorktree: string[];
 }
 
 /** Plans a rollback from the index in `indexFile`. Throws {@linkcode RefusedError}. */
@@ -159,34 +169,46 @@ export async function planFor(
   { indexFile, maxFileBytes }: { indexFile: string; maxFileBytes: number },
 ): Promise<RollbackPlan> {
   const entries = await readIndexEntries(repo.top, indexFile);
-  await refuseIndexStates(repo, entries, new TreeReader(repo.top));
+  const reader = new TreeReader(repo.top);
+  await refuseIndexStates(repo, entries, reader);
   const scoped = entries.filter((e) => e.mode !== "160000" && inScope(repo, e.path));
   const stable = await treeFiles(repo, target.stable.commit);
+  refuseUndecodable(stable.keys());
   const tracked = new Set(scoped.map((e) => e.path));
-  const removed = [...tracked].filter((p) => !stable.has(p));
-  // Every tracked path, even one git calls clean: git rewrites a file whose stat data changed
-  // (a chmod git does not record, a touch), and with filters the bytes on disk may differ.
-  const candidates = new Set([...tracked, ...stable.keys()]);
+  // Entries a sparse checkout keeps out of the work tree: only their index entries go back.
+  const sparse = new Set<string>();
+  for (const e of scoped) {
+    if (e.skipWorktree && (await reader.state(e.path)).kind === "absent") sparse.add(e.path);
+  }
+  // What the work tree holds that the stable commit does not, by git's own diff (filters
+  // applied): only those paths change, and only they are saved and hashed. git's diff trusts
+  // assume-unchanged entries without looking, so their files are rewritten whatever they hold.
+  const changed = await changedPaths(repo, { indexFile, commit: target.stable.commit });
+  const assumed = scoped.filter((e) => e.assumeUnchanged).map((e) => e.path);
+  const writes = [...new Set([...changed, ...assumed])]
+    .filter((p) => stable.has(p) && !sparse.has(p)).sort();
+  const removed = [...tracked].filter((p) => !stable.has(p) && !sparse.has(p)).sort();
   const states = await planPaths(repo, {
-    candidates,
-    targets: targetsOf(stable.keys(), removed),
+    candidates: new Set([...writes, ...removed]),
+    targets: targetsOf(writes, removed),
     indexFile,
   });
   await refuseLargeFiles(repo, states, maxFileBytes);
   const isFile = (p: string) => ["file", "symlink"].includes(states.get(p)?.kind ?? "");
   const untracked = [...states.keys()].filter((p) => !tracked.has(p) && isFile(p)).sort();
-  const changed = await changedPaths(repo, { indexFile, commit: target.stable.commit });
   return {
     ...target,
     scope: repo.prefix,
     moveHead: repo.prefix === "",
     states,
-    reverts: changed.filter((p) => stable.has(p) && !untracked.includes(p)).sort(),
-    deletes: removed.sort(),
+    reverts: writes.filter((p) => !untracked.includes(p)),
+    deletes: removed,
     untracked,
     known: new Set([
       ...scoped.map((e) => e.oid),
       ...[...stable.values()].map((v) => v.split(" ")[1]!),
     ]),
+    writes,
+    skipWorktree: scoped.filter((e) => e.skipWorktree).map((e) => e.path),
   };
 }
