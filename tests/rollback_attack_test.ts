@@ -274,6 +274,17 @@ Deno.test({
       },
       { name: "an unchanged skip-worktree p\\nq", files: { "p\nq": "v\n" }, arrange: skip("p\nq") },
       {
+        name: "assume-unchanged files with local edits, one changed since the stable commit",
+        files: { "au.txt": "1\n", "au2.txt": "1\n" },
+        async arrange(repo) {
+          await Deno.writeTextFile(`${repo}/au.txt`, "2\n");
+          await commitAll(repo, "au.txt changed");
+          await git(repo, "update-index", "--assume-unchanged", "au.txt", "au2.txt");
+          await Deno.writeTextFile(`${repo}/au.txt`, "local edit\n");
+          await Deno.writeTextFile(`${repo}/au2.txt`, "local edit 2\n");
+        },
+      },
+      {
         name: "a skip-worktree file with local changes: left as it is",
         files: { "settings.json": "{}\n" },
         async arrange(repo) {
