@@ -55,32 +55,6 @@ const REFUSALS: RefusalCase[] = [
     refused: /^a nested git repository is in the way of the rollback: vendor$/,
   },
   {
-    name: "an intent-to-add entry whose directory is now a file",
-    files: {},
-    async arrange(repo) {
-      await Deno.mkdir(`${repo}/c`);
-      await Deno.writeTextFile(`${repo}/c/d.ts`, "planned\n");
-      await git(repo, "add", "-N", "c/d.ts");
-      await Deno.remove(`${repo}/c`, { recursive: true });
-      await Deno.writeTextFile(`${repo}/c`, "a file now\n");
-    },
-    refused:
-      /^intent-to-add entries stand where a directory is now, or below a file or link: c\/d\.ts$/,
-  },
-  {
-    // `git add -N e` would add what is in the directory instead of e.
-    name: "an intent-to-add entry whose path is now a directory",
-    files: {},
-    async arrange(repo) {
-      await Deno.writeTextFile(`${repo}/e`, "");
-      await git(repo, "add", "-N", "e");
-      await Deno.remove(`${repo}/e`);
-      await Deno.mkdir(`${repo}/e`);
-      await Deno.writeTextFile(`${repo}/e/inner`, "x\n");
-    },
-    refused: /^intent-to-add entries stand where a directory is now, or below a file or link: e$/,
-  },
-  {
     name: "a file above breaker.maxBackupFileMB in the way",
     files: { "data.bin": "small in the stable commit\n" },
     async arrange(repo) {

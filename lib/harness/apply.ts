@@ -16,7 +16,6 @@ import type { RollbackPlan } from "./rollback_plan.ts";
 import { type Resave, rollbackSteps, swapWorktree } from "./swap.ts";
 import { inScope, RefusedError, type Repo, scopePathspecs } from "./repo.ts";
 import {
-  ancestors,
   bytesFill,
   hashStates,
   type PathState,
@@ -135,7 +134,7 @@ export async function applyRestore(
   },
 ): Promise<void> {
   await restoreWorktree(repo, manifest, tmp);
-  const next = await composeIndex(repo, savedIndex, joinPath(tmp, "restore.index"));
+  const next = await composeIndex(repo, savedIndex, tmp);
   if (manifest.move_head) {
     await moveHead(repo, journal, { from: headFrom, to: manifest.pre_head });
   }
@@ -148,39 +147,17 @@ export async function applyRestore(
  * left empty on purpose: it described files that are rewritten now, and git compares stat data
  * coarsely (whole seconds, a reused inode), so stale data could pass a changed file as clean.
  */
-async function composeIndex(repo: Repo, savedIndex: string, next: string): Promise<string> {
+async function composeIndex(repo: Repo, savedIndex: string, tmp: string): Promise<string> {
+  const next = joinPath(tmp, "restore.index");
   const saved = await readIndexEntries(repo.top, savedIndex);
   const current = await readIndexEntries(repo.top, repo.index);
   await copyIndex(repo, next);
   await replaceEntries(repo.top, next, {
     replace: current.filter((e) => inScope(repo, e.path)).map((e) => e.path),
     entries: saved.filter((e) => inScope(repo, e.path)),
-    ensureFile: (path) => placeholder(repo, path),
+    scratch: joinPath(tmp, "intent-to-add"),
   });
   return next;
-}
-
-/**
- * An empty file at `path` while `git add -N` records it (and the directories it needs), unless
- * something is there; returns what removes them again. Never writes through a link.
- */
-async function placeholder(repo: Repo, path: string): Promise<() => Promise<void>> {
-  const reader = new TreeReader(repo.top);
-  if ((await reader.state(path)).kind !== "absent") return async () => {};
-  const blocker = await reader.blocker(path);
-  if (blocker) throw new RefusedError(`${blocker} stands where ${path}'s directory must be`);
-  const made: string[] = [];
-  for (const dir of ancestors(path)) {
-    if ((await reader.state(dir)).kind === "absent") {
-      await Deno.mkdir(joinPath(repo.top, dir));
-      made.unshift(dir);
-    }
-  }
-  await Deno.writeFile(joinPath(repo.top, path), new Uint8Array(), { createNew: true });
-  return async () => {
-    await Deno.remove(joinPath(repo.top, path));
-    for (const dir of made) await Deno.remove(joinPath(repo.top, dir));
-  };
 }
 
 /** True when what is at a path now is its saved state (mode aside: a chmod is no conflict). */

@@ -46,32 +46,12 @@ export async function untrackedPaths(repo: Repo, indexFile: string): Promise<str
 }
 
 /** Refuses index states a backup cannot hold, or that a reset would silently drop. */
-export async function refuseIndexStates(
-  repo: Repo,
-  entries: IndexEntry[],
-  reader: TreeReader,
-): Promise<void> {
+export function refuseIndexStates(repo: Repo, entries: IndexEntry[]): void {
   const unmerged = [...new Set(entries.filter((e) => e.stage > 0).map((e) => e.path))];
   if (unmerged.length > 0) {
     throw new RefusedError(
       `the index has unmerged paths (a conflicted merge or stash pop): ${listed(unmerged)}`,
       "resolve them and `git add` them, or `git reset --merge`, first",
-    );
-  }
-  // `git add -N` is the only way to make such an entry again, and it needs a file at the path.
-  const blocked = [];
-  for (const e of entries) {
-    if (!e.intentToAdd || !inScope(repo, e.path)) continue;
-    if (await reader.blocker(e.path) || (await reader.state(e.path)).kind === "dir") {
-      blocked.push(e.path);
-    }
-  }
-  if (blocked.length > 0) {
-    throw new RefusedError(
-      `intent-to-add entries stand where a directory is now, or below a file or link: ${
-        listed(blocked)
-      }`,
-      "`git rm --cached` them, or put a file back at their path, first",
     );
   }
   refuseUndecodable(entries.filter((e) => inScope(repo, e.path)).map((e) => e.path));

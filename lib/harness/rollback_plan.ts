@@ -170,7 +170,7 @@ export async function planFor(
 ): Promise<RollbackPlan> {
   const entries = await readIndexEntries(repo.top, indexFile);
   const reader = new TreeReader(repo.top);
-  await refuseIndexStates(repo, entries, reader);
+  refuseIndexStates(repo, entries);
   const scoped = entries.filter((e) => e.mode !== "160000" && inScope(repo, e.path));
   const stable = await treeFiles(repo, target.stable.commit);
   refuseUndecodable(stable.keys());
