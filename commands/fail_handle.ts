@@ -19,6 +19,7 @@ import {
   handleSuccess,
 } from "../lib/harness/engine.ts";
 import { notifyHandling } from "../lib/harness/notice.ts";
+import { insideGitCommand } from "../lib/harness/repo.ts";
 import { exitCode, handleJson, handleText } from "../lib/harness/render.ts";
 import { GLOSSARY, STRATEGIES } from "../lib/harness/wording.ts";
 
@@ -35,8 +36,8 @@ Handles one failure of an autonomous loop, as spec/handle-failure.md describes:
   2. classifies the error as code, architecture or process, and names the rule that matched
   3. counts failures per skill and per task (GLOBAL_STATE.md: "- <skill>: N/3"), adds 10 to
      ITERATION_COUNTER.md, and opens the task's breaker at 3 (.EnjoyHarness/.circuit-breaker-task-<ID>)
-  4. rolls back (an architecture error, a skill's second failure, --unstable) to refs/lifeline/stable
-     or the newest "stable*" tag, after saving all it overwrites under refs/lifeline/backups/:
+  4. rolls back (an architecture error, a skill's second failure, --unstable) to this work
+     tree's refs/worktree/lifeline/stable or the newest "stable*" tag on the branch, after saving all it overwrites under refs/lifeline/backups/:
      the branch moves at the repository's top, only the subtree below it. lifeline's own state
      and paths outside the root are never touched. What it cannot save (a merge in progress, a
      dirty submodule, unmerged or changed skip-worktree files, a nested repository in the way,
@@ -196,6 +197,7 @@ export async function run(ctx: Context): Promise<number> {
     now: ctx.now(),
     pid: ctx.pid,
     rootFlag: args.root ?? null,
+    insideGit: insideGitCommand(ctx.env),
   };
   const outcome = args.kind === "success"
     ? await handleSuccess(engine, args)

@@ -11,6 +11,7 @@ import { loadConfig } from "../lib/state/config.ts";
 import { isoSeconds } from "../lib/harness/breaker_policy.ts";
 import { appendEvents } from "../lib/harness/files.ts";
 import { restoreBackup } from "../lib/harness/rollback.ts";
+import { insideGitCommand, refusedInsideGit } from "../lib/harness/repo.ts";
 import { harnessPaths } from "../lib/state/layout.ts";
 import { pathExists } from "../lib/state/store.ts";
 
@@ -42,6 +43,8 @@ export async function run(ctx: Context): Promise<number> {
   }, { maxPositionals: 1 });
   const ref = positionals[0];
   if (!ref) throw new UsageError("missing the backup ref to restore (see `lifeline fail list`)");
+  const insideGit = insideGitCommand(ctx.env);
+  if (insideGit) throw refusedInsideGit(insideGit);
   const found = await projectRoot(values.root, ctx, { harness: true });
   const root = found.root;
   const config = await loadConfig(ctx.env, root);

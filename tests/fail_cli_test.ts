@@ -274,7 +274,7 @@ Deno.test({
       const out = await fail(dir, "N2", "s", "x", "--unstable");
       assert.match(
         out.stdout,
-        /\n {2}rollback: refused: there is no stable commit \(no refs\/lifeline\/stable, no tag matching "stable\*"\) \(mark one with `git tag stable-1 <commit>`/,
+        /\n {2}rollback: refused: there is no stable commit \(no refs\/worktree\/lifeline\/stable, no tag matching "stable\*"\) \(mark one with `git tag stable-1 <commit>`/,
       );
       assert.doesNotMatch(out.stdout, /refused: rollback refused/);
     });

@@ -231,7 +231,7 @@ Deno.test({
       const result = JSON.parse(ok.stdout);
       assert.equal(result.counts_cleared, true);
       assert.equal(result.stable, await git(repo, "rev-parse", "HEAD"));
-      assert.equal(await git(repo, "rev-parse", "refs/lifeline/stable"), result.stable);
+      assert.equal(await git(repo, "rev-parse", "refs/worktree/lifeline/stable"), result.stable);
       const s = await state(repo);
       assert.deepEqual([s.skills, s.tasks], [{}, {}]);
       assert.match(await read(repo, ".EnjoyHarness/GLOBAL_STATE.md"), /## 技能错误计数\n\(无\)\n/);

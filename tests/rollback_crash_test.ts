@@ -225,3 +225,72 @@ Deno.test({
     });
   },
 });
+
+/** Temporary files of a restore's writes, wherever they are under `dir`. */
+async function restoreTemps(dir: string): Promise<string[]> {
+  const found: string[] = [];
+  const walk = async (path: string) => {
+    try {
+      for await (const entry of Deno.readDir(path)) {
+        const full = `${path}/${entry.name}`;
+        if (entry.name.startsWith(".lifeline-restore-")) found.push(full);
+        else if (entry.isDirectory) await walk(full);
+      }
+    } catch {
+      // removed while it was read
+    }
+  };
+  await walk(dir);
+  return found;
+}
+
+Deno.test({
+  name:
+    "kill -9 while restore writes a file: nothing is left in the project, the next restore ends it",
+  ignore: IGNORE,
+  async fn() {
+    await withTempDir(async (dir) => {
+      const repo = await setUp(dir, { "big/data.bin": "stable\n", "a.txt": "1\n" });
+      // 16 MB: long enough to write that the kill lands while it is being written.
+      const chunks = Array.from(
+        { length: 256 },
+        () => crypto.getRandomValues(new Uint8Array(65536)),
+      );
+      await Deno.writeFile(`${repo}/big/data.bin`, await new Blob(chunks).bytes());
+      await Deno.writeTextFile(`${repo}/a.txt`, "uncommitted\n");
+      const before = await exactTree(repo, { skip: OWN });
+      const status = await indexState(repo);
+      const { rollback } = await handle(dir, "R1");
+      let caught: string[] = [];
+      for (let attempt = 0; attempt < 5 && caught.length === 0; attempt++) {
+        const child = spawnGroup(dir, ["fail", "restore", rollback.backup]);
+        const deadline = performance.now() + 20_000;
+        let done = false;
+        child.status.then(() => (done = true));
+        while (!done && performance.now() < deadline) {
+          caught = await restoreTemps(repo);
+          if (caught.length > 0) break;
+        }
+        try {
+          Deno.kill(-child.pid, "SIGKILL");
+        } catch {
+          // finished first
+        }
+        await child.status;
+        if (caught.length === 0) {
+          // It finished before a write was caught: roll back again and retry.
+          const again = await handle(dir, `R${attempt + 2}`);
+          rollback.backup = again.rollback.backup;
+        }
+      }
+      assert.ok(caught.length > 0, "a write was caught half-way");
+      const inProject = (await restoreTemps(repo)).filter((p) => !p.startsWith(`${repo}/.git/`));
+      assert.deepEqual(inProject, [], "no temporary file in the project");
+      const back = await restore(dir, rollback.backup);
+      assert.equal(back.code, 0, back.stderr);
+      assert.deepEqual(await restoreTemps(repo), []);
+      assert.deepEqual(await exactTree(repo, { skip: OWN }), before);
+      assert.equal(await indexState(repo), status);
+    });
+  },
+});

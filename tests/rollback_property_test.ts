@@ -179,7 +179,6 @@ const REFUSALS = [
   /^the index has unmerged paths/,
   /^a nested git repository is in the way/,
   /^there is no stable commit/,
-  /^intent-to-add entries stand where a file or link now is/,
 ];
 
 async function check(s: Scenario, dir: string, stats: Record<string, number>): Promise<void> {

@@ -55,28 +55,6 @@ const REFUSALS: RefusalCase[] = [
     refused: /^a nested git repository is in the way of the rollback: vendor$/,
   },
   {
-    name: "a skip-worktree file with local changes",
-    files: { "settings.json": "{}\n" },
-    async arrange(repo) {
-      await git(repo, "update-index", "--skip-worktree", "settings.json");
-      await Deno.writeTextFile(`${repo}/settings.json`, '{"local": true}\n');
-    },
-    refused:
-      /^skip-worktree files have local changes that a reset would overwrite: settings\.json$/,
-  },
-  {
-    name: "an intent-to-add entry whose directory is now a file",
-    files: {},
-    async arrange(repo) {
-      await Deno.mkdir(`${repo}/c`);
-      await Deno.writeTextFile(`${repo}/c/d.ts`, "planned\n");
-      await git(repo, "add", "-N", "c/d.ts");
-      await Deno.remove(`${repo}/c`, { recursive: true });
-      await Deno.writeTextFile(`${repo}/c`, "a file now\n");
-    },
-    refused: /^intent-to-add entries stand where a file or link now is: c\/d\.ts$/,
-  },
-  {
     name: "a file above breaker.maxBackupFileMB in the way",
     files: { "data.bin": "small in the stable commit\n" },
     async arrange(repo) {

@@ -308,6 +308,28 @@ const EXACT_CASES: ExactCase[] = [
     },
   },
   {
+    // `git add -N e` in the work tree would add e/inner instead of e.
+    name: "an intent-to-add entry whose path is now a directory",
+    async arrange(repo) {
+      await Deno.writeTextFile(`${repo}/e`, "");
+      await git(repo, "add", "-N", "e");
+      await Deno.remove(`${repo}/e`);
+      await Deno.mkdir(`${repo}/e`);
+      await Deno.writeTextFile(`${repo}/e/inner`, "x\n");
+    },
+  },
+  {
+    name: "intent-to-add entries below what is now a file, and an executable one",
+    async arrange(repo) {
+      await Deno.mkdir(`${repo}/c`);
+      await Deno.writeTextFile(`${repo}/c/d.ts`, "d\n");
+      await Deno.writeTextFile(`${repo}/run.sh`, "#!/bin/sh\n", { mode: 0o755 });
+      await git(repo, "add", "-N", "c/d.ts", "run.sh");
+      await Deno.remove(`${repo}/c`, { recursive: true });
+      await Deno.writeTextFile(`${repo}/c`, "a file now\n");
+    },
+  },
+  {
     name: "a staged change with more unstaged changes on top, and a deleted file",
     files: { "a.txt": "a1\n", "gone.txt": "bye\n" },
     async arrange(repo) {

@@ -8,13 +8,15 @@
  */
 
 import { joinPath } from "../core/path.ts";
-import { git, resolveCommit } from "../host/git.ts";
+import { git, gitRun, headBranch, resolveCommit } from "../host/git.ts";
 import type { Manifest, SavedState } from "./backup.ts";
 import { readIndexEntries, replaceEntries } from "./index_entries.ts";
 import { type Journal, writeJournal } from "./journal.ts";
+import type { RollbackPlan } from "./rollback_plan.ts";
+import { type Resave, rollbackSteps, swapWorktree } from "./swap.ts";
 import { inScope, RefusedError, type Repo, scopePathspecs } from "./repo.ts";
 import {
-  ancestors,
+  bytesFill,
   hashStates,
   type PathState,
   putFile,
@@ -49,19 +51,27 @@ export async function moveHead(
       "lifeline does not move a branch that somebody else moved",
     );
   }
-  const branch = await git(repo.top, ["symbolic-ref", "-q", "HEAD"]).catch(() => null);
+  const branch = await headBranch(repo.top);
   const lock = branch ? joinPath(repo.commonDir, `${branch}.lock`) : `${repo.gitDir}/HEAD.lock`;
   journal.refLocks = [{ path: lock, content: `${to}\n` }];
   await writeJournal(repo, journal);
   await git(repo.top, ["update-ref", "-m", `lifeline: ${journal.op}`, "HEAD", to, current]);
 }
 
-/** Rolls the scope back to the stable commit: index and work tree, and HEAD at the top. */
+/**
+ * Rolls the scope back to the stable commit: the index (git's `restore --staged`, sparse entries
+ * included, their skip-worktree marks kept), the work tree's planned paths (`swap.ts`, which
+ * saves what an agent writes meanwhile through `resave`), and HEAD at the top.
+ */
 export async function applyRollback(
   repo: Repo,
   journal: Journal,
-  manifest: Manifest,
-  tmp: string,
+  { manifest, plan, resave, tmp }: {
+    manifest: Manifest;
+    plan: Pick<RollbackPlan, "states" | "writes" | "deletes" | "skipWorktree">;
+    resave: Resave;
+    tmp: string;
+  },
 ): Promise<void> {
   if (manifest.after.kind !== "stable") throw new Error("not a rollback's backup");
   const stable = manifest.after.commit;
@@ -76,13 +86,38 @@ export async function applyRollback(
     await git(repo.top, [
       "restore",
       "--no-recurse-submodules",
+      "--ignore-skip-worktree-bits",
       `--source=${stable}`,
       "--staged",
-      "--worktree",
       "--",
       ...scope,
     ], { env });
   }
+  // The stable files, as git checks them out (filters, line endings, modes), beside the tree.
+  const stage = joinPath(tmp, "stage");
+  await Deno.mkdir(stage, { recursive: true });
+  if (plan.writes.length > 0) {
+    await git(repo.top, ["checkout-index", `--prefix=${stage}/`, "-z", "--stdin"], {
+      env,
+      stdin: plan.writes.map((path) => path + "\0").join(""),
+    });
+  }
+  await swapWorktree(repo, rollbackSteps(plan.states, plan), {
+    states: plan.states,
+    stage,
+    tmp,
+    resave,
+  });
+  const sparse = new Set(plan.skipWorktree);
+  const kept = (await readIndexEntries(repo.top, next)).filter((e) => sparse.has(e.path));
+  if (kept.length > 0) {
+    await git(repo.top, ["update-index", "--skip-worktree", "-z", "--stdin"], {
+      env,
+      stdin: kept.map((e) => e.path + "\0").join(""),
+    });
+  }
+  // The stat data of the files just written, as a checkout leaves it (-q: others may differ).
+  await git(repo.top, ["update-index", "-q", "--refresh", "--ignore-submodules"], { env });
   if (manifest.move_head) await moveHead(repo, journal, { from: [manifest.pre_head], to: stable });
   await Deno.rename(next, repo.index);
 }
@@ -99,7 +134,7 @@ export async function applyRestore(
   },
 ): Promise<void> {
   await restoreWorktree(repo, manifest, tmp);
-  const next = await composeIndex(repo, savedIndex, joinPath(tmp, "restore.index"));
+  const next = await composeIndex(repo, savedIndex, tmp);
   if (manifest.move_head) {
     await moveHead(repo, journal, { from: headFrom, to: manifest.pre_head });
   }
@@ -112,39 +147,17 @@ export async function applyRestore(
  * left empty on purpose: it described files that are rewritten now, and git compares stat data
  * coarsely (whole seconds, a reused inode), so stale data could pass a changed file as clean.
  */
-async function composeIndex(repo: Repo, savedIndex: string, next: string): Promise<string> {
+async function composeIndex(repo: Repo, savedIndex: string, tmp: string): Promise<string> {
+  const next = joinPath(tmp, "restore.index");
   const saved = await readIndexEntries(repo.top, savedIndex);
   const current = await readIndexEntries(repo.top, repo.index);
   await copyIndex(repo, next);
   await replaceEntries(repo.top, next, {
     replace: current.filter((e) => inScope(repo, e.path)).map((e) => e.path),
     entries: saved.filter((e) => inScope(repo, e.path)),
-    ensureFile: (path) => placeholder(repo, path),
+    scratch: joinPath(tmp, "intent-to-add"),
   });
   return next;
-}
-
-/**
- * An empty file at `path` while `git add -N` records it (and the directories it needs), unless
- * something is there; returns what removes them again. Never writes through a link.
- */
-async function placeholder(repo: Repo, path: string): Promise<() => Promise<void>> {
-  const reader = new TreeReader(repo.top);
-  if ((await reader.state(path)).kind !== "absent") return async () => {};
-  const blocker = await reader.blocker(path);
-  if (blocker) throw new RefusedError(`${blocker} stands where ${path}'s directory must be`);
-  const made: string[] = [];
-  for (const dir of ancestors(path)) {
-    if ((await reader.state(dir)).kind === "absent") {
-      await Deno.mkdir(joinPath(repo.top, dir));
-      made.unshift(dir);
-    }
-  }
-  await Deno.writeFile(joinPath(repo.top, path), new Uint8Array(), { createNew: true });
-  return async () => {
-    await Deno.remove(joinPath(repo.top, path));
-    for (const dir of made) await Deno.remove(joinPath(repo.top, dir));
-  };
 }
 
 /** True when what is at a path now is its saved state (mode aside: a chmod is no conflict). */
@@ -171,7 +184,7 @@ async function restoreWorktree(repo: Repo, manifest: Manifest, tmp: string): Pro
     await removePath(joinPath(repo.top, path));
     now.set(path, { kind: "absent" });
   }
-  await writeSaved(repo, manifest, now, [...deepest].reverse());
+  await writeSaved(repo, manifest, { now, shallowest: [...deepest].reverse(), tmp });
   for (const path of deepest) {
     const saved = manifest.paths[path]!;
     const full = joinPath(repo.top, path);
@@ -193,14 +206,15 @@ function mustRemove(saved: SavedState, current: PathState): boolean {
 }
 
 /** Bytes of file content read from git at a time, so a large backup does not fill memory. */
-const CHUNK_BYTES = 64 << 20;
+const CHUNK_BYTES = 16 << 20;
+/** Files at least this large go from git to disk as a stream, never whole in memory. */
+const STREAM_BYTES = 4 << 20;
 
 /** Creates the saved directories and links (shallow first), then writes the saved files. */
 async function writeSaved(
   repo: Repo,
   manifest: Manifest,
-  now: Map<string, PathState>,
-  shallowest: string[],
+  { now, shallowest, tmp }: { now: Map<string, PathState>; shallowest: string[]; tmp: string },
 ): Promise<void> {
   const files: [string, Extract<SavedState, { kind: "file" }>][] = [];
   for (const path of shallowest) {
@@ -210,10 +224,16 @@ async function writeSaved(
     if (saved.kind === "dir" && current.kind !== "dir") await Deno.mkdir(full);
     if (saved.kind === "symlink" && !same(saved, current)) await Deno.symlink(saved.target, full);
     if (saved.kind !== "file") continue;
-    if (!same(saved, current)) files.push([path, saved]);
-    else if (current.kind === "file" && current.mode !== saved.mode) {
-      await Deno.chmod(full, saved.mode);
-    }
+    if (same(saved, current)) {
+      if (current.kind === "file" && current.mode !== saved.mode) {
+        await Deno.chmod(full, saved.mode);
+      }
+    } else if (saved.size >= STREAM_BYTES) {
+      await putFile(full, saved.mode, {
+        tmp,
+        fill: (out) => gitRun(repo.top, ["cat-file", "blob", saved.oid], { stdoutTo: out }).then(),
+      });
+    } else files.push([path, saved]);
   }
   for (let start = 0; start < files.length;) {
     let end = start;
@@ -223,7 +243,10 @@ async function writeSaved(
     const chunk = files.slice(start, end);
     const blobs = await readBlobs(repo.top, chunk.map(([, s]) => s.oid));
     for (const [path, saved] of chunk) {
-      await putFile(joinPath(repo.top, path), blobs.get(saved.oid)!, saved.mode);
+      await putFile(joinPath(repo.top, path), saved.mode, {
+        tmp,
+        fill: bytesFill(blobs.get(saved.oid)!),
+      });
     }
     start = end;
   }

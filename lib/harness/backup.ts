@@ -17,8 +17,8 @@ import { lazy } from "../core/lazy.ts";
 import { joinPath } from "../core/path.ts";
 import { git, GitError, resolveCommit } from "../host/git.ts";
 import { CliError } from "../core/cli.ts";
-import { readBlobs } from "./worktree.ts";
-import type { Repo } from "./repo.ts";
+import { ancestors, readBlobs } from "./worktree.ts";
+import { OWN_STATE_DIRS, type Repo } from "./repo.ts";
 
 /** A path's state before, as the manifest records it (files and links always hashed). */
 export type SavedState =
@@ -43,6 +43,8 @@ export interface Manifest {
   pre_head: string;
   /** The branch HEAD pointed to, or null when detached. */
   head_ref: string | null;
+  /** The work tree it was made in (`Repo.worktree`); absent in older backups. */
+  worktree?: string | undefined;
   /** Whether the operation moved HEAD (only when the root is the repository's top). */
   move_head: boolean;
   after: AfterState;
@@ -67,6 +69,7 @@ const manifestSchema = lazy(() => {
     scope: z.string(),
     pre_head: z.string(),
     head_ref: z.nullable(z.string()),
+    worktree: z.optional(z.string()),
     move_head: z.boolean(),
     after: z.union([
       z.object({ kind: z.literal("stable"), commit: z.string(), name: z.string() }),
@@ -90,9 +93,74 @@ export interface Backup {
 
 const PREFIX = "refs/lifeline/backups/";
 
-/** The full ref for a name or ref given on the command line. */
+/** The full ref for a name or ref given on the command line. Throws when it is no backup's. */
 export function backupRef(name: string): string {
-  return name.startsWith("refs/") ? name : PREFIX + name;
+  const ref = name.startsWith("refs/") ? name : PREFIX + name;
+  const rest = ref.slice(PREFIX.length);
+  if (!ref.startsWith(PREFIX) || !/^[\w.-]+(\/[\w.-]+)*$/.test(rest) || /(^|\/)\./.test(rest)) {
+    throw new CliError(
+      `${name} is not a backup: lifeline restores only refs under ${PREFIX} that it names`,
+      "list the backups with: lifeline fail list",
+    );
+  }
+  return ref;
+}
+
+const OID = /^[0-9a-f]{40}([0-9a-f]{24})?$/;
+
+/** Why `path` is not a path a restore within `scope` may write, or null when it is one. */
+function unsafePath(path: string, scope: string): string | null {
+  const parts = path.split("/");
+  if (path.startsWith("/")) return "absolute";
+  if (parts.some((p) => p === "" || p === "." || p === ".." || p.includes("\0"))) {
+    return "not a plain relative path";
+  }
+  if (parts.some((p) => p.toLowerCase() === ".git")) return "inside a .git directory";
+  if (scope && !path.startsWith(scope + "/")) return `outside the scope ${scope}/`;
+  const first = parts[scope ? scope.split("/").length : 0]!;
+  if ((OWN_STATE_DIRS as readonly string[]).includes(first)) return "lifeline's own state";
+  return null;
+}
+
+/**
+ * Refuses a manifest a restore could be led astray by (a corrupted one, or a ref fetched from
+ * somewhere else): every path relative and inside the scope, never in `.git` or lifeline's own
+ * state, every directory above a saved entry a saved directory (so nothing is written through a
+ * link the restore itself makes), object ids that are object ids.
+ */
+function checkManifest(ref: string, m: Manifest): void {
+  const refuse = (what: string, why: string) => {
+    throw new CliError(
+      `${ref} is not a backup lifeline can restore: ${what} (${why})`,
+      `remove it with: git update-ref -d ${ref}`,
+    );
+  };
+  if (m.scope && unsafePath(m.scope, "")) refuse(`its scope ${m.scope}`, unsafePath(m.scope, "")!);
+  for (const commit of [m.pre_head, ...(m.after.kind === "stable" ? [m.after.commit] : [])]) {
+    if (!OID.test(commit)) refuse(`it names the commit ${commit}`, "not an object id");
+  }
+  if (m.head_ref !== null && !/^refs\/heads\/./.test(m.head_ref)) {
+    refuse(`it names the branch ${m.head_ref}`, "not a branch");
+  }
+  const depth = m.scope ? m.scope.split("/").length : 0;
+  for (const [path, state] of Object.entries(m.paths)) {
+    const why = unsafePath(path, m.scope);
+    if (why) refuse(`it names the path ${path}`, why);
+    if ("oid" in state && !OID.test(state.oid)) {
+      refuse(`${path} has ${state.oid}`, "not an object id");
+    }
+    if (
+      "mode" in state && !(Number.isInteger(state.mode) && state.mode >= 0 && state.mode <= 0o7777)
+    ) {
+      refuse(`${path} has the mode ${state.mode}`, "not a file mode");
+    }
+    if (state.kind === "absent") continue;
+    for (const dir of ancestors(path).slice(depth)) {
+      if (m.paths[dir]?.kind !== "dir") {
+        refuse(`it names the path ${path}`, `${dir} is no saved directory`);
+      }
+    }
+  }
 }
 
 /**
@@ -121,10 +189,22 @@ async function filesTree(repo: Repo, manifest: Manifest, tmp: string): Promise<s
     if (s.kind === "symlink") lines.push(`120000 ${s.oid}\t${path}\0`);
   }
   const env = { GIT_INDEX_FILE: joinPath(tmp, "files.index") };
+  await Deno.remove(env.GIT_INDEX_FILE).catch(() => {}); // from an earlier version of the backup
   if (lines.length > 0) {
     await git(repo.top, ["update-index", "-z", "--index-info"], { env, stdin: lines.join("") });
   }
   return await git(repo.top, ["write-tree"], { env });
+}
+
+/**
+ * Makes an index file hold all its entries itself. A split index (core.splitIndex) only points at
+ * `.git/sharedindex.<id>`, which git deletes two weeks after the last index that used it: a backup
+ * of a split index would stop being restorable.
+ */
+async function wholeIndex(repo: Repo, file: string): Promise<void> {
+  // "link" is the signature of the extension that names the shared index (one byte, one char).
+  if (!new TextDecoder("latin1").decode(await Deno.readFile(file)).includes("link")) return;
+  await git(repo.top, ["update-index", "--no-split-index"], { env: { GIT_INDEX_FILE: file } });
 }
 
 /** The index file before, as a blob and as a tree (`null` blob when there was none). */
@@ -133,6 +213,7 @@ async function indexObjects(repo: Repo, indexCopy: string, tmp: string) {
   const treeIndex = joinPath(tmp, "tree.index");
   try {
     await Deno.copyFile(indexCopy, treeIndex);
+    await wholeIndex(repo, indexCopy);
     blob = await git(repo.top, ["hash-object", "-w", "--no-filters", "--", indexCopy]);
   } catch (error) {
     if (!(error instanceof Deno.errors.NotFound)) throw error;
@@ -146,6 +227,34 @@ export async function writeBackup(
   repo: Repo,
   manifest: Manifest,
   { name, indexCopy, tmp }: { name: string; indexCopy: string; tmp: string },
+): Promise<string> {
+  return await createRef(
+    repo,
+    PREFIX + name,
+    await backupCommit(repo, manifest, { indexCopy, tmp }),
+  );
+}
+
+/**
+ * Points the backup `ref` at a new commit for `manifest` (what a path held changed while it was
+ * being replaced); compare-and-swap from the commit it is at.
+ */
+export async function updateBackup(
+  repo: Repo,
+  ref: string,
+  manifest: Manifest,
+  { indexCopy, tmp }: { indexCopy: string; tmp: string },
+): Promise<void> {
+  const old = await resolveCommit(repo.top, ref);
+  const commit = await backupCommit(repo, manifest, { indexCopy, tmp });
+  await git(repo.top, ["update-ref", ref, commit, ...(old ? [old] : [])]);
+}
+
+/** The backup commit of `manifest` (see the module's description). */
+async function backupCommit(
+  repo: Repo,
+  manifest: Manifest,
+  { indexCopy, tmp }: { indexCopy: string; tmp: string },
 ): Promise<string> {
   const env = identity(manifest.created);
   const files = await filesTree(repo, manifest, tmp);
@@ -163,7 +272,7 @@ export async function writeBackup(
     });
   const indexCommit = await commitTree(index.tree, [manifest.pre_head], `lifeline: index`);
   const metaCommit = await commitTree(meta, [], `lifeline: manifest and index file`);
-  const commit = await commitTree(
+  return await commitTree(
     files,
     [manifest.pre_head, indexCommit, metaCommit],
     [
@@ -175,7 +284,6 @@ export async function writeBackup(
       `Restore with: lifeline fail restore <this ref>`,
     ].join("\n"),
   );
-  return await createRef(repo, PREFIX + name, commit);
 }
 
 async function createRef(repo: Repo, ref: string, commit: string): Promise<string> {
@@ -216,12 +324,9 @@ export async function readBackup(repo: Repo, name: string): Promise<Backup> {
   const text = new TextDecoder().decode(
     (await readBlobs(repo.top, [manifestOid])).get(manifestOid),
   );
-  return {
-    ref,
-    commit,
-    manifest: manifestSchema().parse(JSON.parse(text)),
-    indexBlob: indexBlob ?? null,
-  };
+  const manifest = manifestSchema().parse(JSON.parse(text));
+  checkManifest(ref, manifest);
+  return { ref, commit, manifest, indexBlob: indexBlob ?? null };
 }
 
 /** One backup, as `fail list` shows it. Older backups have no manifest: their sizes are null. */

@@ -57,6 +57,7 @@ import {
   type RollbackSettings,
 } from "./rollback.ts";
 import { nextSteps } from "./wording.ts";
+import { refusedInsideGit } from "./repo.ts";
 
 /** What the engine runs with. */
 export interface EngineContext {
@@ -66,6 +67,8 @@ export interface EngineContext {
   pid: number;
   /** `--root` as given, for the commands the output prints (null: the working directory). */
   rootFlag: string | null;
+  /** The git variable set when lifeline runs from a git hook (see `insideGitCommand`). */
+  insideGit?: string | null;
 }
 
 /** A failure to handle. */
@@ -106,6 +109,7 @@ export function rollbackSettings(config: Config): RollbackSettings {
 
 /** Finishes an interrupted git operation of an earlier run; its failure is the rollback's. */
 async function recover(ctx: EngineContext): Promise<Recovered | null> {
+  if (ctx.insideGit) return null; // git's own index would be the one "recovered"
   try {
     return await recoverRepo(ctx.root, { now: ctx.now, pid: ctx.pid });
   } catch {
@@ -255,6 +259,7 @@ async function runRollback(
   const ts = isoSeconds(ctx.now);
   let result: RollbackOutcome;
   try {
+    if (ctx.insideGit) throw refusedInsideGit(ctx.insideGit);
     const done = await rollBack(ctx.root, {
       task,
       run: { now: ctx.now, pid: ctx.pid },
@@ -292,6 +297,7 @@ function notDone(reason: RollbackReason, error: unknown): RollbackOutcome {
 
 async function planOnly(ctx: EngineContext, reason: RollbackReason): Promise<RollbackOutcome> {
   try {
+    if (ctx.insideGit) throw refusedInsideGit(ctx.insideGit);
     return {
       status: "planned",
       reason,

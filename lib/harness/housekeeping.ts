@@ -9,7 +9,7 @@ import type { Config } from "../state/config.ts";
 import { repoTop } from "../host/git.ts";
 import { type BackupSummary, deleteBackups, listBackups } from "./backup.ts";
 import { peekState } from "./files.ts";
-import { readJournal, withRepoLock } from "./journal.ts";
+import { withEveryRepoLock } from "./journal.ts";
 import { totalNewBytes } from "./operation.ts";
 import { openRepo } from "./repo.ts";
 import { bytesText, command } from "./wording.ts";
@@ -39,16 +39,15 @@ export function selectPrune(
   );
 }
 
-/** Deletes the selected backups (not the one an interrupted run still needs). */
+/** Deletes the selected backups (not those an interrupted run in any work tree still needs). */
 export async function pruneBackups(
   root: string,
   options: { keep: number | null; olderThanMs: number | null; now: number; dryRun: boolean },
 ): Promise<{ removed: BackupSummary[]; kept: number }> {
   const repo = await openRepo(root);
-  return await withRepoLock(repo, async () => {
+  return await withEveryRepoLock(repo, async (pending) => {
     const backups = await listBackups(repo);
-    const pending = (await readJournal(repo))?.backup ?? null;
-    const removed = selectPrune(backups, options).filter((b) => b.ref !== pending);
+    const removed = selectPrune(backups, options).filter((b) => !pending.has(b.ref));
     if (!options.dryRun) await deleteBackups(repo, removed.map((b) => b.ref));
     return { removed, kept: backups.length - removed.length };
   });

@@ -6,6 +6,7 @@
  * @module
  */
 
+import { joinPath } from "../core/path.ts";
 import { git, GitError } from "../host/git.ts";
 
 /** One entry of an index file. */
@@ -64,16 +65,14 @@ export async function readIndexEntries(top: string, indexFile: string): Promise<
 /**
  * Makes the entries at `replace` paths of the index file `indexFile` exactly `entries`: removes
  * what is there, adds the entries, then sets their flags. Intent-to-add entries can only be made
- * by `git add -N`, which needs the file: `ensureFile` creates a placeholder and returns a cleanup.
+ * by `git add -N`, which needs a file at the path: it gets one in `scratch`, an empty directory
+ * outside the work tree, so whatever the work tree holds there (a directory, a file where the
+ * entry's directory would be) is neither in the way nor added instead.
  */
 export async function replaceEntries(
   top: string,
   indexFile: string,
-  { replace, entries, ensureFile }: {
-    replace: string[];
-    entries: IndexEntry[];
-    ensureFile: (path: string) => Promise<() => Promise<void>>;
-  },
+  { replace, entries, scratch }: { replace: string[]; entries: IndexEntry[]; scratch: string },
 ): Promise<void> {
   const env = { GIT_INDEX_FILE: indexFile };
   const zero = "0".repeat(entries[0]?.oid.length ?? 40);
@@ -89,7 +88,7 @@ export async function replaceEntries(
       stdin: lines.join(""),
     });
   }
-  await addIntentToAdd(top, env, entries.filter((e) => e.intentToAdd), ensureFile);
+  await addIntentToAdd(top, env, entries.filter((e) => e.intentToAdd), scratch);
   for (const [flag, pick] of FLAG_OPTIONS) {
     const paths = entries.filter(pick).map((e) => e.path);
     if (paths.length === 0) continue;
@@ -105,28 +104,32 @@ async function addIntentToAdd(
   top: string,
   env: Record<string, string>,
   intent: IndexEntry[],
-  ensureFile: (path: string) => Promise<() => Promise<void>>,
+  scratch: string,
 ): Promise<void> {
-  const cleanups: (() => Promise<void>)[] = [];
-  try {
-    for (const e of intent) cleanups.unshift(await ensureFile(e.path)); // undone in reverse
-    // `git add -N` takes the mode from the file; the entry's own mode is given back with --chmod.
-    for (
-      const [chmod, mode] of [["--chmod=-x", "100644"], ["--chmod=+x", "100755"], [null, "120000"]]
-    ) {
-      const paths = intent.filter((e) => e.mode === mode).map((e) => `:(top,literal)${e.path}\0`);
-      if (paths.length === 0) continue;
-      await git(top, [
-        "add",
-        "--intent-to-add",
-        "--force",
-        ...(chmod ? [chmod] : []),
-        "--pathspec-from-file=-",
-        "--pathspec-file-nul",
-      ], { env, stdin: paths.join("") });
-    }
-  } finally {
-    for (const cleanup of cleanups) await cleanup();
+  if (intent.length === 0) return;
+  for (const e of intent) {
+    const file = joinPath(scratch, e.path);
+    await Deno.mkdir(file.slice(0, file.lastIndexOf("/")), { recursive: true });
+    await Deno.remove(file).catch(() => {}); // from a killed run's attempt
+    if (e.mode === "120000") await Deno.symlink("intent-to-add", file);
+    else await Deno.writeFile(file, new Uint8Array());
+  }
+  // `git add -N` takes the mode from the file; the entry's own mode is given back with --chmod.
+  for (
+    const [chmod, mode] of [["--chmod=-x", "100644"], ["--chmod=+x", "100755"], [null, "120000"]]
+  ) {
+    const paths = intent.filter((e) => e.mode === mode).map((e) => `:(top,literal)${e.path}\0`);
+    if (paths.length === 0) continue;
+    await git(top, [
+      `--work-tree=${scratch}`,
+      "add",
+      "--intent-to-add",
+      "--force",
+      "--sparse",
+      ...(chmod ? [chmod] : []),
+      "--pathspec-from-file=-",
+      "--pathspec-file-nul",
+    ], { env, stdin: paths.join("") });
   }
 }
 

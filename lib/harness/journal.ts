@@ -64,6 +64,43 @@ export async function withRepoLock<T>(repo: Repo, fn: () => Promise<T>): Promise
   return await withLock(joinPath(repo.notes, "repo"), fn, { root: repo.gitDir, waitMs: 120_000 });
 }
 
+/**
+ * Runs `fn` as the one lifeline run in every work tree of the repository (each has its own lock
+ * and journal; backups are shared), with the backups their journals still need. Locks are taken in
+ * one order, so two such runs never wait for each other.
+ */
+export async function withEveryRepoLock<T>(
+  repo: Repo,
+  fn: (pending: Set<string>) => Promise<T>,
+): Promise<T> {
+  const gitDirs = [repo.commonDir];
+  try {
+    for await (const entry of Deno.readDir(joinPath(repo.commonDir, "worktrees"))) {
+      if (entry.isDirectory) gitDirs.push(joinPath(repo.commonDir, "worktrees", entry.name));
+    }
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+  }
+  const trees: Repo[] = [];
+  for (const gitDir of gitDirs.sort()) {
+    const notes = joinPath(gitDir, "lifeline");
+    // A work tree where lifeline never ran has no journal, and no lock to take.
+    if (gitDir === repo.gitDir || await Deno.lstat(notes).then(() => true, () => false)) {
+      trees.push({ ...repo, gitDir, notes });
+    }
+  }
+  const pending = new Set<string>();
+  const lockFrom = async (i: number): Promise<T> => {
+    if (i === trees.length) return await fn(pending);
+    return await withRepoLock(trees[i]!, async () => {
+      const backup = (await readJournal(trees[i]!))?.backup;
+      if (backup) pending.add(backup);
+      return await lockFrom(i + 1);
+    });
+  };
+  return await lockFrom(0);
+}
+
 /** The journal a dead run left, or null. Call with the repository lock held. */
 export async function readJournal(repo: Repo): Promise<Journal | null> {
   const read = await readState(journalPath(repo), journalCodec, { root: repo.gitDir });

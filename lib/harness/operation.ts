@@ -7,7 +7,8 @@
 
 import { CliError } from "../core/cli.ts";
 import { joinPath } from "../core/path.ts";
-import { git } from "../host/git.ts";
+import { git, GitError } from "../host/git.ts";
+import { readIndexEntries } from "./index_entries.ts";
 import type { Backup, Manifest, SavedState } from "./backup.ts";
 import {
   clearJournal,
@@ -17,7 +18,7 @@ import {
   tmpDir,
   writeJournal,
 } from "./journal.ts";
-import type { Repo } from "./repo.ts";
+import { RefusedError, type Repo } from "./repo.ts";
 import { type PathState, readBlobs } from "./worktree.ts";
 
 /** Who runs, and when: the journal names the run; backup names and dates come from `now`. */
@@ -85,7 +86,8 @@ export async function startApplying(repo: Repo, journal: Journal, backup: string
   await writeJournal(repo, journal);
 }
 
-function saved(path: string, state: PathState): SavedState | null {
+/** A hashed path state as the manifest records it; null for what cannot be saved. */
+export function saved(path: string, state: PathState): SavedState | null {
   switch (state.kind) {
     case "file":
     case "symlink":
@@ -109,28 +111,50 @@ export function toManifest(
   meta: Omit<Manifest, "version" | "paths" | "files" | "bytes" | "new_bytes">,
 ): Manifest {
   const paths: Record<string, SavedState> = {};
-  let files = 0, bytes = 0, fresh = 0;
   for (const [path, state] of [...states].sort(([a], [b]) => (a < b ? -1 : 1))) {
     const s = saved(path, state);
-    if (!s) continue;
-    paths[path] = s;
+    if (s) paths[path] = s;
+  }
+  return { version: 2, ...meta, paths, ...totals(paths, known) };
+}
+
+/** How many files and bytes `paths` hold, and how many of those bytes git did not hold before. */
+export function totals(
+  paths: Record<string, SavedState>,
+  known: Set<string>,
+): Pick<Manifest, "files" | "bytes" | "new_bytes"> {
+  let files = 0, bytes = 0, fresh = 0;
+  for (const s of Object.values(paths)) {
     if (s.kind !== "file" && s.kind !== "symlink") continue;
     const size = s.kind === "file" ? s.size : new TextEncoder().encode(s.target).length;
     files++;
     bytes += size;
     if (!known.has(s.oid)) fresh += size;
   }
-  return { version: 2, ...meta, paths, files, bytes, new_bytes: fresh };
+  return { files, bytes, new_bytes: fresh };
 }
 
-/** The backup's index file, written to `tmp` (an empty index when there was none). */
+/**
+ * The backup's index file, written to `tmp` (an empty index when there was none), and read once
+ * to be sure it can be, before a restore changes anything. (An older backup of a split index can
+ * name a shared index git has deleted since.)
+ */
 export async function savedIndexFile(repo: Repo, backup: Backup, tmp: string): Promise<string> {
   const file = joinPath(tmp, "saved.index");
-  if (backup.indexBlob) {
-    const blobs = await readBlobs(repo.top, [backup.indexBlob]);
-    await Deno.writeFile(file, blobs.get(backup.indexBlob)!);
-  } else {
+  if (!backup.indexBlob) {
     await git(repo.top, ["read-tree", "--empty"], { env: { GIT_INDEX_FILE: file } });
+    return file;
+  }
+  const blobs = await readBlobs(repo.top, [backup.indexBlob]);
+  await Deno.writeFile(file, blobs.get(backup.indexBlob)!);
+  try {
+    await readIndexEntries(repo.top, file);
+  } catch (error) {
+    if (!(error instanceof GitError)) throw error;
+    throw new RefusedError(
+      `the index saved in ${backup.ref} cannot be read: ${error.message}`,
+      `its files are in the commit: git restore --source=${backup.ref} --worktree -- <paths>`,
+    );
   }
   return file;
 }

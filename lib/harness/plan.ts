@@ -11,7 +11,7 @@
 import { git } from "../host/git.ts";
 import { joinPath } from "../core/path.ts";
 import { inScope, RefusedError, type Repo, scopePathspecs } from "./repo.ts";
-import { ancestors, type PathState, TreeReader } from "./worktree.ts";
+import { ancestors, type PathState, TreeReader, undecodable } from "./worktree.ts";
 import type { IndexEntry } from "./index_entries.ts";
 import { bytesText } from "./wording.ts";
 
@@ -46,11 +46,7 @@ export async function untrackedPaths(repo: Repo, indexFile: string): Promise<str
 }
 
 /** Refuses index states a backup cannot hold, or that a reset would silently drop. */
-export async function refuseIndexStates(
-  repo: Repo,
-  entries: IndexEntry[],
-  reader: TreeReader,
-): Promise<void> {
+export function refuseIndexStates(repo: Repo, entries: IndexEntry[]): void {
   const unmerged = [...new Set(entries.filter((e) => e.stage > 0).map((e) => e.path))];
   if (unmerged.length > 0) {
     throw new RefusedError(
@@ -58,32 +54,17 @@ export async function refuseIndexStates(
       "resolve them and `git add` them, or `git reset --merge`, first",
     );
   }
-  const blocked = [];
-  for (const e of entries) {
-    if (e.intentToAdd && inScope(repo, e.path) && await reader.blocker(e.path)) {
-      blocked.push(e.path);
-    }
-  }
-  if (blocked.length > 0) {
-    throw new RefusedError(
-      `intent-to-add entries stand where a file or link now is: ${listed(blocked)}`,
-      "`git rm --cached` them, or put their directory back, first",
-    );
-  }
-  const skipped = entries.filter((e) => e.skipWorktree && inScope(repo, e.path));
-  const present = [];
-  for (const e of skipped) if ((await reader.state(e.path)).kind !== "absent") present.push(e);
-  if (present.length === 0) return;
-  const oids = (await git(repo.top, ["hash-object", "--stdin-paths"], {
-    stdin: present.map((e) => e.path + "\n").join(""),
-  })).split("\n");
-  const changed = present.filter((e, i) => oids[i] !== e.oid).map((e) => e.path);
-  if (changed.length > 0) {
-    throw new RefusedError(
-      `skip-worktree files have local changes that a reset would overwrite: ${listed(changed)}`,
-      "commit or move those changes, or `git update-index --no-skip-worktree <path>` first",
-    );
-  }
+  refuseUndecodable(entries.filter((e) => inScope(repo, e.path)).map((e) => e.path));
+}
+
+/** Refuses names that are not UTF-8: lifeline would save them under another name. */
+export function refuseUndecodable(paths: Iterable<string>): void {
+  const bad = undecodable(paths);
+  if (bad.length === 0) return;
+  throw new RefusedError(
+    `file names that are not UTF-8 cannot be saved exactly: ${listed(bad)}`,
+    "rename them to UTF-8 names (or move them out of the project) first",
+  );
 }
 
 /** A few paths, for a one-line message. */
@@ -114,6 +95,7 @@ export async function planPaths(
     else paths.add(name);
   }
   refuseNested(nested);
+  refuseUndecodable(paths);
   const reader = new TreeReader(repo.top);
   const states = new Map<string, PathState>();
   for (const path of paths) {
@@ -122,6 +104,7 @@ export async function planPaths(
     if (state.kind !== "dir") continue;
     const below = await reader.walk(path);
     if (below.nestedRepo) refuseNested([path]);
+    refuseUndecodable(below.entries.map(([child]) => child));
     for (const [child, s] of below.entries) states.set(child, s);
   }
   const special = [...states].filter(([, s]) => s.kind === "special").map(([p]) => p);

@@ -9,7 +9,7 @@
 import { EXIT } from "../core/cli.ts";
 import type { HandledOutcome, HandleOutcome, RollbackOutcome } from "./outcome.ts";
 import type { Recovered } from "./rollback.ts";
-import type { RollbackPlan } from "./rollback_plan.ts";
+import { type RollbackPlan, STABLE_REF } from "./rollback_plan.ts";
 import { command, rollbackReasonText, strategyReasonText, successCommand } from "./wording.ts";
 
 /** Whether the loop stops (exit 10) or goes on (exit 0). */
@@ -232,7 +232,7 @@ export function handleText(o: HandleOutcome, rootFlag: string | null): string[] 
         `Recorded a success for ${o.task}: counts cleared${
           o.breakerClosed ? ", breaker closed" : ""
         }` +
-        (o.stable ? `, HEAD ${short(o.stable)} marked stable (refs/lifeline/stable)` : ""),
+        (o.stable ? `, HEAD ${short(o.stable)} marked stable (${STABLE_REF})` : ""),
       ];
     case "breaker_open":
     case "global_breaker":

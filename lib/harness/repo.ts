@@ -8,7 +8,7 @@
  */
 
 import { CliError } from "../core/cli.ts";
-import { absolutePath, joinPath } from "../core/path.ts";
+import { absolutePath, joinPath, relativeTo } from "../core/path.ts";
 import { git, repoTop } from "../host/git.ts";
 
 /** lifeline's own state, relative to the project root: never staged, reset, copied or restored. */
@@ -26,6 +26,26 @@ export class RefusedError extends CliError {
   override name = "RefusedError";
 }
 
+/** What git exports to the hooks it runs, and what lifeline then cannot work with. */
+const GIT_COMMAND_VARIABLES = ["GIT_INDEX_FILE", "GIT_DIR", "GIT_WORK_TREE"] as const;
+
+/** The variable that shows lifeline runs inside a git command (a hook), or null. */
+export function insideGitCommand(env: Readonly<Record<string, string>>): string | null {
+  return GIT_COMMAND_VARIABLES.find((name) => env[name] !== undefined) ?? null;
+}
+
+/**
+ * The refusal for a run inside a git command: git holds the index meanwhile (`git commit -a`
+ * even points GIT_INDEX_FILE at its own `index.lock` and discards what else was written).
+ */
+export function refusedInsideGit(variable: string): RefusedError {
+  return new RefusedError(
+    `${variable} is set: lifeline runs inside a git command (a hook), which holds the index ` +
+      "meanwhile, so it does not roll back or restore",
+    "run it after the git command has finished, not from its hook",
+  );
+}
+
 /** Where the repository is, and which part of it is the project. */
 export interface Repo {
   /** The work tree's top directory (a real path). */
@@ -35,6 +55,8 @@ export interface Repo {
   /** This work tree's git directory, and the directory shared by all work trees (refs). */
   gitDir: string;
   commonDir: string;
+  /** This work tree among the repository's: its git dir relative to the common one ("" for the main one). */
+  worktree: string;
   /** The index file. */
   index: string;
   /** `<git dir>/lifeline`: the journal, the lock, records of backups, temporary files. */
@@ -49,7 +71,9 @@ export async function openRepo(root: string): Promise<Repo> {
   }
   const top = await Deno.realPath(found);
   const realRoot = await Deno.realPath(root);
-  const prefix = realRoot === top ? "" : realRoot.slice(top.length + 1).replaceAll("\\", "/");
+  // A backslash is a separator only on Windows; elsewhere it is part of a name (`a\b`).
+  const relative = realRoot === top ? "" : realRoot.slice(top.length + 1);
+  const prefix = Deno.build.os === "windows" ? relative.replaceAll("\\", "/") : relative;
   const [gitDir, commonDir, index] = (await git(top, [
     "rev-parse",
     "--absolute-git-dir",
@@ -62,6 +86,7 @@ export async function openRepo(root: string): Promise<Repo> {
     prefix,
     gitDir: gitDir!,
     commonDir: commonDir!,
+    worktree: gitDir === commonDir ? "" : relativeTo(commonDir!, gitDir!),
     index: index!,
     notes: joinPath(gitDir!, "lifeline"),
   };

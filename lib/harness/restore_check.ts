@@ -6,7 +6,7 @@
  * @module
  */
 
-import { git, resolveCommit } from "../host/git.ts";
+import { headBranch, resolveCommit } from "../host/git.ts";
 import { type Backup, type Manifest, writeBackup } from "./backup.ts";
 import { readIndexEntries } from "./index_entries.ts";
 import { copyIndex, same } from "./apply.ts";
@@ -111,7 +111,8 @@ export async function saveBeforeRestore(
     created: run.now,
     scope: m.scope,
     pre_head: head ?? m.pre_head,
-    head_ref: await git(repo.top, ["symbolic-ref", "-q", "HEAD"]).catch(() => null),
+    head_ref: await headBranch(repo.top),
+    worktree: repo.worktree,
     move_head: m.move_head,
     after: { kind: "restore", backup: backup.ref },
   });

@@ -13,11 +13,19 @@
  * @module
  */
 
-import { git, repoTop, resolveCommit } from "../host/git.ts";
+import { git, headBranch, repoTop, resolveCommit } from "../host/git.ts";
 import { joinPath } from "../core/path.ts";
 import { compactStamp } from "../core/text.ts";
 import { applyRestore, applyRollback, copyIndex } from "./apply.ts";
-import { type Backup, listBackups, type Manifest, readBackup, writeBackup } from "./backup.ts";
+import {
+  type Backup,
+  listBackups,
+  type Manifest,
+  readBackup,
+  updateBackup,
+  writeBackup,
+} from "./backup.ts";
+import type { Resave } from "./swap.ts";
 import {
   type Journal,
   journalPending,
@@ -30,10 +38,12 @@ import {
   OperationFailedError,
   type RunInfo,
   runJournaled,
+  saved,
   savedIndexFile,
   startApplying,
   toManifest,
   totalNewBytes,
+  totals,
 } from "./operation.ts";
 import { listed } from "./plan.ts";
 import { openRepo, RefusedError, type Repo } from "./repo.ts";
@@ -44,9 +54,10 @@ import {
   refuseOperations,
   type RollbackPlan,
   type RollbackTarget,
+  STABLE_REF,
   type StableCommit,
 } from "./rollback_plan.ts";
-import { hashStates } from "./worktree.ts";
+import { hashStates, TreeReader } from "./worktree.ts";
 import { bytesText } from "./wording.ts";
 
 /** The settings a rollback reads from `config.breaker`. */
@@ -74,13 +85,13 @@ export interface Recovered {
   legacyRestored: string[];
 }
 
-/** Marks HEAD as the stable commit (`refs/lifeline/stable`), or does nothing outside git. */
+/** Marks HEAD as this work tree's stable commit (`STABLE_REF`), or does nothing outside git. */
 export async function markStable(root: string): Promise<string | null> {
   const top = await repoTop(root);
   if (!top) return null;
   const head = await resolveCommit(top, "HEAD");
   if (!head) return null;
-  await git(top, ["update-ref", "refs/lifeline/stable", head]);
+  await git(top, ["update-ref", STABLE_REF, head]);
   return head;
 }
 
@@ -121,15 +132,15 @@ export async function rollBack(
       journal,
       tmp,
     ) =>
-      saveAndRollBack(repo, { target, task, run, tmp, settings }, async (ref, manifest, index) => {
-        await startApplying(repo, journal, ref);
+      saveAndRollBack(repo, { target, task, run, tmp, settings }, async (saved) => {
+        await startApplying(repo, journal, saved.ref);
         await applyOrUndo(
-          ref,
-          () => applyRollback(repo, journal, manifest, tmp),
+          saved.ref,
+          () => applyRollback(repo, journal, { ...saved, tmp }),
           () =>
             applyRestore(repo, journal, {
-              manifest,
-              savedIndex: index,
+              manifest: saved.manifest,
+              savedIndex: saved.indexCopy,
               headFrom: [target.stable.commit],
               tmp,
             }),
@@ -146,6 +157,17 @@ export async function rollBack(
   });
 }
 
+/** A rollback's backup, saved, and what its git steps need. */
+interface Saved {
+  ref: string;
+  manifest: Manifest;
+  /** The index before (the backup holds it; an undo puts it back). */
+  indexCopy: string;
+  plan: RollbackPlan;
+  /** Saves into the backup what an agent wrote to a path since it was saved. */
+  resave: Resave;
+}
+
 /** Plans, refuses what it must, saves the backup, then hands over to `apply`. */
 async function saveAndRollBack(
   repo: Repo,
@@ -156,7 +178,7 @@ async function saveAndRollBack(
     tmp: string;
     settings: Pick<RollbackSettings, "maxFileBytes" | "maxTotalBytes">;
   },
-  apply: (ref: string, manifest: Manifest, indexCopy: string) => Promise<void>,
+  apply: (saved: Saved) => Promise<void>,
 ): Promise<{ ref: string; manifest: Manifest }> {
   const held = totalNewBytes(await listBackups(repo));
   refuseOverBudget(held, settings.maxTotalBytes); // before hashing writes any object
@@ -172,7 +194,8 @@ async function saveAndRollBack(
     created: run.now,
     scope: repo.prefix,
     pre_head: target.head,
-    head_ref: await git(repo.top, ["symbolic-ref", "-q", "HEAD"]).catch(() => null),
+    head_ref: await headBranch(repo.top),
+    worktree: repo.worktree,
     move_head: plan.moveHead,
     after: { kind: "stable", commit: target.stable.commit, name: target.stable.name },
   });
@@ -182,7 +205,16 @@ async function saveAndRollBack(
     indexCopy,
     tmp,
   });
-  await apply(ref, manifest, indexCopy);
+  const resave: Resave = async (found, fileOf) => {
+    await hashStates(repo.top, found, { write: true, tmp: joinPath(tmp, "links"), fileOf });
+    for (const [path, state] of found) {
+      const s = saved(path, state);
+      if (s) manifest.paths[path] = s;
+    }
+    Object.assign(manifest, totals(manifest.paths, plan.known));
+    await updateBackup(repo, ref, manifest, { indexCopy, tmp });
+  };
+  await apply({ ref, manifest, indexCopy, plan, resave });
   return { ref, manifest };
 }
 
@@ -240,12 +272,25 @@ export async function restoreBackup(
   return await withRepoLock(found, async () => {
     const recovered = await finishInterrupted(found, run);
     const backup = await readBackup(found, name);
+    const finished = recovered?.finished;
+    if (finished?.op === "restore" && finished.backup === backup.ref) {
+      // A killed restore of this very backup, now finished: it is restored, nothing else to do.
+      return {
+        backup,
+        savedFirst: finished.savedFirst,
+        headMoved: backup.manifest.move_head,
+        recovered,
+      };
+    }
     const repo = { ...found, prefix: backup.manifest.scope };
+    await refuseOtherCheckout(repo, backup);
+    await refuseLinkedScope(repo);
     await refuseOperations(repo);
     const savedFirst = await runJournaled(repo, { op: "restore", run, backup: null }, async (
       journal,
       tmp,
     ) => {
+      const savedIndex = await savedIndexFile(repo, backup, tmp);
       const changes = await changedSinceRollback(repo, backup, tmp);
       if (changes.length > 0 && !force) {
         throw new RefusedError(
@@ -255,18 +300,57 @@ export async function restoreBackup(
       }
       const saved = changes.length > 0 ? await saveBeforeRestore(repo, backup, { run, tmp }) : null;
       await startApplying(repo, journal, backup.ref);
-      await restoreSteps(repo, journal, backup, tmp);
+      await restoreSteps(repo, journal, { backup, savedIndex, tmp });
       return saved;
     });
     return { backup, savedFirst, headMoved: backup.manifest.move_head, recovered };
   });
 }
 
-async function restoreSteps(repo: Repo, journal: Journal, backup: Backup, tmp: string) {
+/**
+ * Refuses a backup made in another work tree of the repository, or on another branch: its files
+ * and index are that checkout's, and its HEAD that branch's, so they would land on this one.
+ */
+async function refuseOtherCheckout(repo: Repo, { ref, manifest: m }: Backup): Promise<void> {
+  if (m.worktree !== undefined && m.worktree !== repo.worktree) {
+    throw new RefusedError(
+      `${ref} was made in another work tree of this repository (${
+        m.worktree ? `git dir ${m.worktree}` : "the main one"
+      })`,
+      "restore it there: `git worktree list` shows where that is",
+    );
+  }
+  const branch = await headBranch(repo.top);
+  if (branch === m.head_ref) return;
+  const name = (ref: string | null) => ref ? ref.replace(/^refs\/heads\//, "") : "a detached HEAD";
+  throw new RefusedError(
+    `${ref} was made on ${name(m.head_ref)}, and ${name(branch)} is checked out now`,
+    m.head_ref
+      ? `switch back first: git switch ${name(m.head_ref)}`
+      : `detach HEAD first: git switch --detach ${
+        m.after.kind === "stable" ? m.after.commit.slice(0, 12) : "<commit>"
+      }`,
+  );
+}
+
+/** Refuses a backup's scope that is not a directory of the work tree (a link to elsewhere). */
+async function refuseLinkedScope(repo: Repo): Promise<void> {
+  if (!repo.prefix || (await new TreeReader(repo.top).state(repo.prefix)).kind === "dir") return;
+  throw new RefusedError(
+    `${repo.prefix}/ is not a directory of the work tree (a link, a file, or missing)`,
+    "put the project's directory back where the backup was made first",
+  );
+}
+
+async function restoreSteps(
+  repo: Repo,
+  journal: Journal,
+  { backup, savedIndex, tmp }: { backup: Backup; savedIndex: string; tmp: string },
+) {
   const head = await resolveCommit(repo.top, "HEAD");
   await applyRestore(repo, journal, {
     manifest: backup.manifest,
-    savedIndex: await savedIndexFile(repo, backup, tmp),
+    savedIndex,
     headFrom: head ? [head] : [],
     tmp,
   });
@@ -308,8 +392,9 @@ async function finishRestore(
   backup: Backup,
   { run, tmp }: { run: RunInfo; tmp: string },
 ): Promise<string> {
+  const savedIndex = await savedIndexFile(repo, backup, tmp);
   const saved = await saveBeforeRestore(repo, backup, { run, tmp });
-  await restoreSteps(repo, journal, backup, tmp);
+  await restoreSteps(repo, journal, { backup, savedIndex, tmp });
   return saved;
 }
 
@@ -329,9 +414,9 @@ async function finishRollback(
     run,
     tmp,
     settings: { maxFileBytes: Infinity, maxTotalBytes: Infinity },
-  }, async (ref, next) => {
-    await startApplying(repo, journal, ref);
-    await applyRollback(repo, journal, next, tmp);
+  }, async (saved) => {
+    await startApplying(repo, journal, saved.ref);
+    await applyRollback(repo, journal, { ...saved, tmp });
   });
   return ref;
 }

@@ -14,7 +14,13 @@ import {
   resolveCommit,
 } from "../host/git.ts";
 import { readIndexEntries } from "./index_entries.ts";
-import { planPaths, refuseIndexStates, refuseLargeFiles, targetsOf } from "./plan.ts";
+import {
+  planPaths,
+  refuseIndexStates,
+  refuseLargeFiles,
+  refuseUndecodable,
+  targetsOf,
+} from "./plan.ts";
 import { inScope, RefusedError, type Repo, scopePathspecs } from "./repo.ts";
 import { type PathState, TreeReader } from "./worktree.ts";
 
@@ -24,17 +30,40 @@ export interface StableCommit {
   name: string;
 }
 
-/** The commit to roll back to: `refs/lifeline/stable`, else the newest tag matching `pattern`. */
-export async function findStable(top: string, pattern: string): Promise<StableCommit | null> {
-  const stable = await resolveCommit(top, "refs/lifeline/stable");
-  if (stable) return { commit: stable, name: "refs/lifeline/stable" };
+/**
+ * The stable mark `fail handle --success` sets: a per-work-tree ref, so agents in two work trees
+ * of one repository each keep their own.
+ */
+export const STABLE_REF = "refs/worktree/lifeline/stable";
+
+/** The mark older versions set, shared by every work tree: read when a work tree has none. */
+const SHARED_STABLE_REF = "refs/lifeline/stable";
+
+/**
+ * The commit to roll back to: this work tree's stable mark (or the shared one of older versions),
+ * else the newest tag matching `pattern` that is an ancestor of `head` (a newer tag on another
+ * branch is passed over). A mark off the branch is returned all the same: it is refused, not
+ * passed over, since it says which commit the user meant.
+ */
+export async function findStable(
+  top: string,
+  pattern: string,
+  head: string,
+): Promise<StableCommit | null> {
+  for (const name of [STABLE_REF, SHARED_STABLE_REF]) {
+    const commit = await resolveCommit(top, name);
+    if (commit) return { commit, name };
+  }
   const tags = (await git(top, ["tag", "--list", pattern, "--sort=-creatordate"])).split("\n")
     .filter(Boolean);
+  let newest: StableCommit | null = null;
   for (const tag of tags) {
     const commit = await resolveCommit(top, `refs/tags/${tag}`);
-    if (commit) return { commit, name: tag };
+    if (!commit) continue;
+    if (await isAncestor(top, commit, head)) return { commit, name: tag };
+    newest ??= { commit, name: tag };
   }
-  return null;
+  return newest;
 }
 
 /** Refuses while a merge, rebase, cherry-pick or revert runs, or a submodule has changes. */
@@ -61,10 +90,10 @@ export async function checkTarget(repo: Repo, tagPattern: string): Promise<Rollb
   await refuseOperations(repo);
   const head = await resolveCommit(repo.top, "HEAD");
   if (!head) throw new RefusedError("the repository has no commits yet");
-  const stable = await findStable(repo.top, tagPattern);
+  const stable = await findStable(repo.top, tagPattern, head);
   if (!stable) {
     throw new RefusedError(
-      `there is no stable commit (no refs/lifeline/stable, no tag matching "${tagPattern}")`,
+      `there is no stable commit (no ${STABLE_REF}, no tag matching "${tagPattern}")`,
       "mark one with `git tag stable-1 <commit>`, or record a success with " +
         "`lifeline fail handle --success --task <task> --skill <skill>`",
     );
@@ -127,6 +156,10 @@ export interface RollbackPlan extends RollbackTarget {
   untracked: string[];
   /** Object ids of content git holds already (staged or in the stable commit). */
   known: Set<string>;
+  /** Paths the work tree gets the stable commit's file or link at. */
+  writes: string[];
+  /** Index entries marked skip-worktree (sparse checkout): the mark stays on them. */
+  skipWorktree: string[];
 }
 
 /** Plans a rollback from the index in `indexFile`. Throws {@linkcode RefusedError}. */
@@ -136,34 +169,46 @@ export async function planFor(
   { indexFile, maxFileBytes }: { indexFile: string; maxFileBytes: number },
 ): Promise<RollbackPlan> {
   const entries = await readIndexEntries(repo.top, indexFile);
-  await refuseIndexStates(repo, entries, new TreeReader(repo.top));
+  const reader = new TreeReader(repo.top);
+  refuseIndexStates(repo, entries);
   const scoped = entries.filter((e) => e.mode !== "160000" && inScope(repo, e.path));
   const stable = await treeFiles(repo, target.stable.commit);
+  refuseUndecodable(stable.keys());
   const tracked = new Set(scoped.map((e) => e.path));
-  const removed = [...tracked].filter((p) => !stable.has(p));
-  // Every tracked path, even one git calls clean: git rewrites a file whose stat data changed
-  // (a chmod git does not record, a touch), and with filters the bytes on disk may differ.
-  const candidates = new Set([...tracked, ...stable.keys()]);
+  // Entries a sparse checkout keeps out of the work tree: only their index entries go back.
+  const sparse = new Set<string>();
+  for (const e of scoped) {
+    if (e.skipWorktree && (await reader.state(e.path)).kind === "absent") sparse.add(e.path);
+  }
+  // What the work tree holds that the stable commit does not, by git's own diff (filters
+  // applied): only those paths change, and only they are saved and hashed. git's diff trusts
+  // assume-unchanged entries without looking, so their files are rewritten whatever they hold.
+  const changed = await changedPaths(repo, { indexFile, commit: target.stable.commit });
+  const assumed = scoped.filter((e) => e.assumeUnchanged).map((e) => e.path);
+  const writes = [...new Set([...changed, ...assumed])]
+    .filter((p) => stable.has(p) && !sparse.has(p)).sort();
+  const removed = [...tracked].filter((p) => !stable.has(p) && !sparse.has(p)).sort();
   const states = await planPaths(repo, {
-    candidates,
-    targets: targetsOf(stable.keys(), removed),
+    candidates: new Set([...writes, ...removed]),
+    targets: targetsOf(writes, removed),
     indexFile,
   });
   await refuseLargeFiles(repo, states, maxFileBytes);
   const isFile = (p: string) => ["file", "symlink"].includes(states.get(p)?.kind ?? "");
   const untracked = [...states.keys()].filter((p) => !tracked.has(p) && isFile(p)).sort();
-  const changed = await changedPaths(repo, { indexFile, commit: target.stable.commit });
   return {
     ...target,
     scope: repo.prefix,
     moveHead: repo.prefix === "",
     states,
-    reverts: changed.filter((p) => stable.has(p) && !untracked.includes(p)).sort(),
-    deletes: removed.sort(),
+    reverts: writes.filter((p) => !untracked.includes(p)),
+    deletes: removed,
     untracked,
     known: new Set([
       ...scoped.map((e) => e.oid),
       ...[...stable.values()].map((v) => v.split(" ")[1]!),
     ]),
+    writes,
+    skipWorktree: scoped.filter((e) => e.skipWorktree).map((e) => e.path),
   };
 }

@@ -9,14 +9,31 @@
 
 import { dirName, joinPath } from "../core/path.ts";
 import { git, gitRun } from "../host/git.ts";
+import { RefusedError } from "./repo.ts";
 
-/** What is at a path. `oid` is the git object of the exact bytes (or link target), when hashed. */
+/**
+ * What is at a path. `oid` is the git object of the exact bytes (or link target), when hashed;
+ * `stamp` what `lstat` said of a file or link when it was looked at (see {@linkcode stampOf}).
+ */
 export type PathState =
   | { kind: "absent" }
-  | { kind: "file"; mode: number; size: number; oid?: string }
-  | { kind: "symlink"; target: string; oid?: string }
+  | { kind: "file"; mode: number; size: number; oid?: string; stamp?: string }
+  | { kind: "symlink"; target: string; oid?: string; stamp?: string }
   | { kind: "dir"; mode: number }
   | { kind: "special" };
+
+/**
+ * What changes when somebody writes a file: its inode, size, mode and modification time (not the
+ * change time: linking the file elsewhere changes that). Compared to tell a later write.
+ */
+export function stampOf(info: Deno.FileInfo): string {
+  return `${info.ino}:${info.size}:${info.mode}:${info.mtime?.getTime()}`;
+}
+
+/** Names git listed that were not UTF-8 (decoded with U+FFFD), which lifeline cannot save. */
+export function undecodable(paths: Iterable<string>): string[] {
+  return [...paths].filter((path) => path.includes("\uFFFD"));
+}
 
 /** How much {@linkcode readStates} hashes: nothing, or every file (writing the objects, or not). */
 export type Hashing = "none" | "check" | "write";
@@ -51,9 +68,11 @@ export class TreeReader {
     const info = await lstatOrNull(full);
     if (info === null) return { kind: "absent" };
     const mode = (info.mode ?? 0o644) & 0o7777;
-    if (info.isSymlink) return { kind: "symlink", target: await Deno.readLink(full) };
+    if (info.isSymlink) {
+      return { kind: "symlink", target: await readLinkOf(full, path), stamp: stampOf(info) };
+    }
     if (info.isDirectory) return { kind: "dir", mode };
-    if (info.isFile) return { kind: "file", mode, size: info.size };
+    if (info.isFile) return { kind: "file", mode, size: info.size, stamp: stampOf(info) };
     return { kind: "special" };
   }
 
@@ -70,7 +89,7 @@ export class TreeReader {
   async walk(path: string): Promise<{ entries: [string, PathState][]; nestedRepo: boolean }> {
     const entries: [string, PathState][] = [];
     let nestedRepo = false;
-    for await (const entry of Deno.readDir(joinPath(this.top, path))) {
+    for await (const entry of readDirOf(joinPath(this.top, path), path)) {
       const child = `${path}/${entry.name}`;
       if (entry.name === ".git") nestedRepo = true;
       const state = await this.state(child);
@@ -85,7 +104,34 @@ export class TreeReader {
   }
 }
 
-async function lstatOrNull(path: string): Promise<Deno.FileInfo | null> {
+/** A link's target; a target that is not UTF-8 is a refusal (Deno cannot read it exactly). */
+async function readLinkOf(full: string, path: string): Promise<string> {
+  try {
+    return await Deno.readLink(full);
+  } catch (error) {
+    if (!(error instanceof Deno.errors.InvalidData)) throw error;
+    throw new RefusedError(
+      `the link ${path} points at a name that is not UTF-8, which lifeline cannot save exactly`,
+      "point it at a UTF-8 name, or move it out of the project, first",
+    );
+  }
+}
+
+/** A directory's entries; one lifeline may not read is a refusal, before anything changes. */
+async function* readDirOf(full: string, path: string): AsyncIterable<Deno.DirEntry> {
+  try {
+    yield* Deno.readDir(full);
+  } catch (error) {
+    if (!(error instanceof Deno.errors.PermissionDenied)) throw error;
+    throw new RefusedError(
+      `lifeline may not read ${path}/, which is in the way of the rollback, to save it`,
+      `give it back read permission (chmod u+rx ${path}), or move it out of the project, first`,
+    );
+  }
+}
+
+/** lstat, or null when nothing is there (or a file stands where a directory on the way is). */
+export async function lstatOrNull(path: string): Promise<Deno.FileInfo | null> {
   try {
     return await Deno.lstat(path);
   } catch (error) {
@@ -101,21 +147,26 @@ const PLAIN_PATH = /^[^\n"][^\n]*$/;
 
 /**
  * Hashes files and link targets (`states` is updated in place) with `--no-filters`, so the object
- * holds the bytes on disk. `tmp` holds the link targets as files while they are hashed.
+ * holds the bytes on disk. `tmp` holds the link targets as files while they are hashed. A file is
+ * read at its path below `top`, or where `fileOf` says it is now.
  */
 export async function hashStates(
   top: string,
   states: Map<string, PathState>,
-  { write, tmp }: { write: boolean; tmp: string },
+  { write, tmp, fileOf = (path) => joinPath(top, path) }: {
+    write: boolean;
+    tmp: string;
+    fileOf?: (path: string) => string;
+  },
 ): Promise<void> {
   const writing = write ? ["-w"] : [];
   const batch: [PathState & { oid?: string }, string][] = [];
   let links = 0;
   for (const [path, state] of states) {
-    if (state.kind === "file") batch.push([state, joinPath(top, path)]);
+    if (state.kind === "file") batch.push([state, fileOf(path)]);
     else if (state.kind === "symlink") {
       await Deno.mkdir(tmp, { recursive: true });
-      const file = joinPath(tmp, `link-${links++}`);
+      const file = joinPath(tmp, `link-${crypto.randomUUID().slice(0, 8)}-${links++}`);
       await Deno.writeTextFile(file, state.target);
       batch.push([state, file]);
     }
@@ -153,20 +204,41 @@ export async function readBlobs(top: string, oids: string[]): Promise<Map<string
   return blobs;
 }
 
-/** Writes a file atomically with exactly `mode` (temp file beside it, chmod, rename). */
-export async function putFile(full: string, bytes: Uint8Array, mode: number): Promise<void> {
-  const temp = joinPath(
-    dirName(full),
-    `.lifeline-restore-${crypto.randomUUID().slice(0, 8)}.tmp`,
-  );
+/**
+ * Writes a file atomically with exactly `mode`: `fill` writes a temporary file (and closes the
+ * stream), which is renamed over `full`. The temporary file is in `tmp`, the run's own directory
+ * in the git dir, so a run killed half-way leaves nothing in the project; only when that is on
+ * another file system is it beside `full`.
+ */
+export async function putFile(
+  full: string,
+  mode: number,
+  { tmp, fill }: { tmp: string; fill: (out: WritableStream<Uint8Array>) => Promise<void> },
+): Promise<void> {
+  const name = `.lifeline-restore-${crypto.randomUUID().slice(0, 8)}.tmp`;
+  const write = async (temp: string) => {
+    try {
+      const file = await Deno.open(temp, { write: true, createNew: true, mode: 0o600 });
+      await fill(file.writable);
+      await Deno.chmod(temp, mode);
+      await Deno.rename(temp, full);
+    } catch (error) {
+      await Deno.remove(temp).catch(() => {});
+      throw error;
+    }
+  };
+  await Deno.mkdir(tmp, { recursive: true });
   try {
-    await Deno.writeFile(temp, bytes, { createNew: true, mode: 0o600 });
-    await Deno.chmod(temp, mode);
-    await Deno.rename(temp, full);
+    await write(joinPath(tmp, name));
   } catch (error) {
-    await Deno.remove(temp).catch(() => {});
-    throw error;
+    if ((error as { code?: string }).code !== "EXDEV") throw error;
+    await write(joinPath(dirName(full), name));
   }
+}
+
+/** A `fill` for {@linkcode putFile} that writes `bytes`. */
+export function bytesFill(bytes: Uint8Array): (out: WritableStream<Uint8Array>) => Promise<void> {
+  return (out) => ReadableStream.from([bytes]).pipeTo(out);
 }
 
 /** Removes whatever is at `full` (a directory with everything in it); nothing there is fine. */

@@ -16,17 +16,15 @@ export class GitError extends CliError {
 export interface GitOptions {
   env?: Record<string, string>;
   stdin?: string | Uint8Array;
+  /** Where stdout goes instead of memory (see `runProgram`). */
+  stdoutTo?: WritableStream<Uint8Array>;
 }
 
 /** Runs `git <args>` in `cwd` and returns what it printed. Throws {@linkcode GitError}. */
-export async function gitRun(cwd: string, args: string[], { env, stdin }: GitOptions = {}) {
+export async function gitRun(cwd: string, args: string[], options: GitOptions = {}) {
   let result;
   try {
-    result = await runProgram("git", args, {
-      cwd,
-      ...(env ? { env } : {}),
-      ...(stdin === undefined ? {} : { stdin }),
-    });
+    result = await runProgram("git", args, { cwd, ...options });
   } catch (error) {
     if (error instanceof ProgramMissingError) throw new GitError("git is not installed");
     throw error;
@@ -56,6 +54,11 @@ export async function repoTop(cwd: string): Promise<string | null> {
 /** The repository's git directory, absolute. */
 export function gitDir(top: string): Promise<string> {
   return git(top, ["rev-parse", "--absolute-git-dir"]);
+}
+
+/** The branch HEAD points to (`refs/heads/…`), or null when it is detached. */
+export async function headBranch(top: string): Promise<string | null> {
+  return await git(top, ["symbolic-ref", "-q", "HEAD"]).catch(() => null);
 }
 
 /** The commit a revision names, or null. */
@@ -89,8 +92,9 @@ export async function operationInProgress(top: string): Promise<string | null> {
 }
 
 /**
- * Submodules with changes of their own (modified content, new commits, untracked files), among
- * the paths `pathspecs` names (all by default).
+ * Submodules with work of their own that a reset cannot save (modified content, untracked files),
+ * among the paths `pathspecs` names (all by default). A submodule checked out at another commit
+ * than the index records is not among them: its commits are in its own repository.
  */
 export async function dirtySubmodules(top: string, pathspecs: string[] = []): Promise<string[]> {
   const status = await git(top, [
@@ -101,9 +105,10 @@ export async function dirtySubmodules(top: string, pathspecs: string[] = []): Pr
     "--",
     ...pathspecs,
   ]);
-  // v2 ordinary entries: "1 XY <sub> …"; <sub> is "S" plus C/M/U flags for a submodule.
+  // v2 ordinary entries: "1 XY <sub> …"; <sub> is "S<c><m><u>" for a submodule, with C (new
+  // commits), M (modified content) and U (untracked files), or "." where there is none.
   return status.split("\n")
-    .filter((line) => /^[12] \S\S S(?!\.\.\.)/.test(line))
+    .filter((line) => /^[12] \S\S S.(M.|.U)/.test(line))
     .map((line) => line.split(" ").at(-1)!);
 }
 

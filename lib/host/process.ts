@@ -36,15 +36,32 @@ export interface RunProgramOptions {
   stdin?: string | Uint8Array;
   /** Kill the program after this long (SIGKILL); the result then carries the signal. */
   timeoutMs?: number;
+  /** Where stdout goes instead of memory (closed at the end): a large blob, to a file. */
+  stdoutTo?: WritableStream<Uint8Array>;
 }
 
 const decoder = new TextDecoder();
+
+async function bytesOf(stream: ReadableStream<Uint8Array>): Promise<Uint8Array> {
+  return new Uint8Array(await new Response(stream).arrayBuffer());
+}
+
+/** Writes `data` to a child's stdin and closes it; a program that exits first is no error. */
+async function writeAll(stdin: WritableStream<Uint8Array>, data: string | Uint8Array) {
+  const writer = stdin.getWriter();
+  try {
+    await writer.write(typeof data === "string" ? new TextEncoder().encode(data) : data);
+    await writer.close();
+  } catch {
+    // The program exited before reading all of it; its exit status says what happened.
+  }
+}
 
 /** Runs `program` with `args` and collects its output. Throws {@linkcode ProgramMissingError}. */
 export async function runProgram(
   program: string,
   args: readonly string[],
-  { cwd, env, clearEnv, stdin, timeoutMs }: RunProgramOptions = {},
+  { cwd, env, clearEnv, stdin, timeoutMs, stdoutTo }: RunProgramOptions = {},
 ): Promise<ProgramResult> {
   let child: Deno.ChildProcess;
   try {
@@ -66,23 +83,23 @@ export async function runProgram(
     ? undefined
     : setTimeout(() => child.kill("SIGKILL"), timeoutMs);
   try {
-    if (stdin !== undefined) {
-      const writer = child.stdin.getWriter();
-      try {
-        await writer.write(typeof stdin === "string" ? new TextEncoder().encode(stdin) : stdin);
-        await writer.close();
-      } catch {
-        // The program exited before reading all of it; its exit status says what happened.
-      }
-    }
-    const output = await child.output();
+    // stdin is written while stdout is read: a program that answers each line as it reads
+    // (`git cat-file --batch`, `hash-object --stdin-paths`) stops reading once its output pipe is
+    // full, and a writer that waited for all of stdin to go first would wait for ever.
+    const writing = stdin === undefined ? Promise.resolve() : writeAll(child.stdin, stdin);
+    const [status, stdout, stderr] = await Promise.all([
+      child.status,
+      stdoutTo ? child.stdout.pipeTo(stdoutTo).then(() => new Uint8Array()) : bytesOf(child.stdout),
+      bytesOf(child.stderr),
+      writing,
+    ]);
     return {
-      code: output.code,
-      success: output.success,
-      signal: output.signal,
-      stdout: decoder.decode(output.stdout),
-      stdoutBytes: output.stdout,
-      stderr: decoder.decode(output.stderr),
+      code: status.code,
+      success: status.success,
+      signal: status.signal,
+      stdout: decoder.decode(stdout),
+      stdoutBytes: stdout,
+      stderr: decoder.decode(stderr),
     };
   } finally {
     if (timer !== undefined) clearTimeout(timer);

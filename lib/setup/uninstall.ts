@@ -64,6 +64,9 @@ async function existing(paths: string[]): Promise<string[]> {
   return found;
 }
 
+/** lifeline's refs: backups and the older shared stable mark; this work tree's stable mark. */
+const LIFELINE_REFS = ["refs/lifeline/", "refs/worktree/lifeline/"];
+
 /** What lifeline left under one project root, and in its repository. */
 async function projectLeftovers(root: string): Promise<Leftover[]> {
   const p = projectPaths(root);
@@ -78,7 +81,7 @@ async function projectLeftovers(root: string): Promise<Leftover[]> {
   }
   const top = await repoTop(root);
   if (!top) return left;
-  const refs = (await git(top, ["for-each-ref", "--format=%(refname)", "refs/lifeline/"]))
+  const refs = (await git(top, ["for-each-ref", "--format=%(refname)", ...LIFELINE_REFS]))
     .split("\n").filter(Boolean);
   if (refs.length > 0) {
     const at = `git -C ${shellWord(top)}`;
@@ -86,8 +89,9 @@ async function projectLeftovers(root: string): Promise<Leftover[]> {
       what:
         `${refs.length} git refs under refs/lifeline/ in ${top} (rollback backups, stable mark)`,
       paths: refs,
-      command:
-        `${at} for-each-ref --format='delete %(refname)' refs/lifeline/ | ${at} update-ref --stdin`,
+      command: `${at} for-each-ref --format='delete %(refname)' ${
+        LIFELINE_REFS.join(" ")
+      } | ${at} update-ref --stdin`,
     });
   }
   const exclude = await excludeTarget(root, { gitignore: false });

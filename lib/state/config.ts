@@ -94,7 +94,7 @@ export const DEFAULT_CONFIG = {
     threshold: 3,
     /** A skill's failure count from which `fail handle` rolls back. */
     rollbackAtCount: 2,
-    /** Tags that mark a stable commit when `refs/lifeline/stable` is absent. */
+    /** Tags that mark a stable commit when there is no stable mark (`fail handle --success`). */
     stableTagPattern: "stable*",
     maxIterations: 100,
     /** A rollback refuses to save a file larger than this that git does not hold already. */

@@ -8,15 +8,47 @@
 import assert from "node:assert/strict";
 import { git, makeRepo } from "./git_repo.ts";
 import { REPO_DIR, runLifeline } from "./lifeline.ts";
+import { runInProcess } from "./in_process.ts";
 
-/** Runs `lifeline <args>` in `cwd` (the repository by default), `stdin` given and closed. */
-export async function lifeline(dir: string, args: string[], cwd = `${dir}/repo`, stdin?: string) {
+/** Runs `lifeline <args>` in `cwd` (the repository by default), `stdin` given and closed, `env` added. */
+export async function lifeline(
+  dir: string,
+  args: string[],
+  cwd = `${dir}/repo`,
+  stdin?: string,
+  env: Record<string, string> = {},
+) {
   return await runLifeline(args, {
-    env: { HOME: `${dir}/home` },
+    env: { HOME: `${dir}/home`, ...env },
     cwd,
     ...(stdin === undefined ? {} : { stdin }),
     timeoutMs: 120_000,
   });
+}
+
+/** `lifeline <args>` in this process (`in_process.ts`), in `cwd`, with `<dir>/home` as HOME. */
+export function here(dir: string, args: string[], cwd = `${dir}/repo`) {
+  return runInProcess(args, { cwd, env: { HOME: `${dir}/home` } });
+}
+
+/** A failure of `task` that rolls back, handled in this process: the JSON's `rollback`. */
+export async function rollbackHere(dir: string, task: string, cwd = `${dir}/repo`) {
+  const result = await here(dir, [
+    "fail",
+    "handle",
+    "--task",
+    task,
+    "--skill",
+    `impl-${task}`,
+    "--error",
+    "the build broke",
+    "--unstable",
+    "--json",
+    "--root",
+    cwd,
+  ], cwd);
+  assert.equal(result.code, 0, result.stderr);
+  return JSON.parse(result.stdout).rollback;
 }
 
 /** `fail handle --task … --skill … --error …`; asserts it answered (exit 0 or 10). */
@@ -55,6 +87,26 @@ export function handle(dir: string, task: string, ...extra: string[]) {
   return handleJson(dir, [task, `impl-${task}`, "the build broke"], "--unstable", ...extra);
 }
 
+/**
+ * A `git` on a PATH of its own that kills its caller (kill -9, as a crash would) when one of its
+ * arguments is `argument`, before doing anything; every other call is the real git. Returns the
+ * PATH to run lifeline with.
+ */
+export async function killingGit(dir: string, argument: string): Promise<string> {
+  const real = new TextDecoder().decode(
+    (await new Deno.Command("sh", { args: ["-c", "command -v git"], stdout: "piped" }).output())
+      .stdout,
+  ).trim();
+  await Deno.mkdir(`${dir}/shim`, { recursive: true });
+  await Deno.writeTextFile(
+    `${dir}/shim/git`,
+    `#!/bin/sh\nfor a in "$@"; do [ "$a" = '${argument}' ] && kill -9 $PPID && exit 137; done\n` +
+      `exec '${real}' "$@"\n`,
+    { mode: 0o755 },
+  );
+  return `${dir}/shim:${Deno.env.get("PATH")}`;
+}
+
 /** `fail restore <ref> …`. */
 export async function restore(dir: string, ref: string, ...extra: string[]) {
   return await lifeline(dir, ["fail", "restore", ref, ...extra]);
@@ -75,7 +127,7 @@ export async function setUp(
     const config = { breaker: { maxIterations: budget } };
     await Deno.writeTextFile(`${root}/.lifeline/config.json`, JSON.stringify(config));
   }
-  const init = await lifeline(dir, ["fail", "init"], root);
+  const init = await here(dir, ["fail", "init"], root);
   assert.equal(init.code, 0, init.stderr);
   return repo;
 }

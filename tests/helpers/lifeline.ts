@@ -108,7 +108,11 @@ export async function runLifeline(
   { stdin, env = {}, cwd, timeoutMs = 30_000 }: RunOptions = {},
 ): Promise<RunResult> {
   const child = startLifeline(args, "piped", { env, ...(cwd ? { cwd } : {}) });
-  const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    child.kill("SIGKILL");
+  }, timeoutMs);
   try {
     const writer = child.stdin.getWriter();
     try {
@@ -120,7 +124,7 @@ export async function runLifeline(
       // The child may exit before reading everything (e.g. oversized input); that is its answer.
     }
     const result = await child.output();
-    if (result.signal === "SIGKILL") throw new Error(`lifeline ${args.join(" ")} timed out`);
+    if (timedOut) throw new Error(`lifeline ${args.join(" ")} timed out`);
     const decoder = new TextDecoder();
     return {
       code: result.code,
