@@ -10,6 +10,7 @@
  */
 
 import { projectPaths, validateName } from "../state/layout.ts";
+import { openRegularFileSync } from "../state/store.ts";
 
 /** An entry of `sessions/` that is not a session. */
 export interface SkippedEntry {
@@ -61,16 +62,16 @@ export function listSessions(root: string): SessionListing {
 
 /**
  * The first `maxBytes` of a small file (a status word, a heartbeat), or undefined when it is
- * missing or not a regular file. The read is bounded, and a symlink or FIFO is refused before it is
- * opened, so a loop over every session cannot be stalled by one of them.
+ * missing or not a regular file. The read is bounded, a symlink is refused, and the file is opened
+ * so that a FIFO swapped in after the check can neither block the open nor be read (see the
+ * store's `openRegularFileSync`): a loop over every session cannot be stalled by one of them.
  */
 export function readSmallFileSync(path: string, maxBytes = 256): string | undefined {
   try {
-    if (!Deno.lstatSync(path).isFile) return undefined;
-    const file = Deno.openSync(path, { read: true });
+    const { file, size } = openRegularFileSync(path);
     try {
-      const buffer = new Uint8Array(maxBytes);
-      const n = file.readSync(buffer) ?? 0;
+      const buffer = new Uint8Array(Math.min(maxBytes, size));
+      const n = buffer.length === 0 ? 0 : file.readSync(buffer) ?? 0;
       return new TextDecoder().decode(buffer.subarray(0, n));
     } finally {
       file.close();

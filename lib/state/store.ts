@@ -164,16 +164,74 @@ function checkFile(path: string): Deno.FileInfo | null {
 /** How {@linkcode openChecked} opens a file. */
 type Access = "read" | "append" | "lock";
 
+/**
+ * How each access opens an existing file. Reading and appending open it read+write too: a FIFO
+ * opened for reading alone (or writing alone) waits in the kernel for the other end, and Deno can
+ * pass neither `O_NONBLOCK` nor `O_NOFOLLOW`; opened read+write, it never waits (Linux, macOS).
+ * Nothing is ever written through a file opened for reading.
+ */
 const OPEN_OPTIONS: Record<Access, Deno.OpenOptions> = {
-  read: { read: true },
-  append: { append: true },
+  read: { read: true, write: true },
+  append: { read: true, append: true },
   lock: { read: true, write: true },
 };
 
+/** The open a read+write one falls back to where writing is refused (see {@linkcode openWithout}). */
+const FALLBACK: Record<Access, Deno.OpenOptions | undefined> = {
+  read: { read: true },
+  append: { append: true },
+  lock: undefined,
+};
+
+/**
+ * Whether an open failed because the file may not be written (its mode, a read-only file system,
+ * an immutable or running file): only then is it opened again with less access.
+ */
+function writeRefused(error: unknown): boolean {
+  if (error instanceof Deno.errors.PermissionDenied) return true;
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === "EROFS" || code === "EPERM" || code === "ETXTBSY";
+}
+
+/**
+ * Opens an existing file the way {@linkcode OPEN_OPTIONS} says, falling back to the plain open only
+ * where read+write is refused. (That fallback is the one case where a FIFO swapped in after the
+ * `lstat` could still block: it needs a FIFO that this user may not write, in a directory this
+ * user's own processes write.) Windows has no FIFOs, and other processes may hold the file open
+ * for reading only: there the plain open is used.
+ */
+async function openWithout(path: string, access: Access): Promise<Deno.FsFile> {
+  const fallback = FALLBACK[access];
+  if (fallback && Deno.build.os === "windows") return await Deno.open(path, fallback);
+  try {
+    return await Deno.open(path, OPEN_OPTIONS[access]);
+  } catch (error) {
+    if (!fallback || !writeRefused(error)) throw error;
+    return await Deno.open(path, fallback);
+  }
+}
+
+/** {@linkcode openWithout} for reading, synchronously. */
+function openForReadingSync(path: string): Deno.FsFile {
+  if (Deno.build.os === "windows") return Deno.openSync(path, FALLBACK.read);
+  try {
+    return Deno.openSync(path, OPEN_OPTIONS.read);
+  } catch (error) {
+    if (!writeRefused(error)) throw error;
+    return Deno.openSync(path, FALLBACK.read);
+  }
+}
+
+/** Whether an open file is the regular file `before` (an `lstat` of its path) saw. */
+function sameFile(after: Deno.FileInfo, before: Deno.FileInfo): boolean {
+  return after.isFile && after.dev === before.dev && after.ino === before.ino;
+}
+
 /**
  * Opens a regular file below `root`. A missing one is created (append, lock) with `createNew`,
- * which never follows a link; an existing one is checked with `lstat` first and by device and
- * inode after the open, so a FIFO is never opened and a file swapped in between is refused.
+ * which never follows a link; an existing one is checked with `lstat` first, opened so that a
+ * FIFO swapped in meanwhile cannot block the open (see {@linkcode OPEN_OPTIONS}), and checked by
+ * device and inode after it, so that anything but the regular file the `lstat` saw is refused.
  */
 async function openChecked(path: string, root: string, access: Access): Promise<Deno.FsFile> {
   const create = access !== "read";
@@ -189,12 +247,28 @@ async function openChecked(path: string, root: string, access: Access): Promise<
         throw error;
       }
     }
-    const file = await Deno.open(path, OPEN_OPTIONS[access]);
-    const after = await file.stat();
-    if (after.isFile && after.dev === before.dev && after.ino === before.ino) return file;
+    const file = await openWithout(path, access);
+    if (sameFile(await file.stat(), before)) return file;
     file.close();
     if (attempt >= 3) throw new RefusedPathError(path, "it was replaced while being opened");
   }
+}
+
+/**
+ * Opens the regular file at `path` for reading, synchronously, whatever is swapped in between the
+ * check and the open (see {@linkcode openChecked}); returns it with its size at the open. Throws
+ * NotFound when it is missing and {@linkcode RefusedPathError} when it is not a regular file.
+ */
+export function openRegularFileSync(path: string): { file: Deno.FsFile; size: number } {
+  const before = checkFile(path);
+  if (!before) throw new Deno.errors.NotFound(`"${path}" does not exist`);
+  const file = openForReadingSync(path);
+  const after = file.statSync();
+  if (!sameFile(after, before)) {
+    file.close();
+    throw new RefusedPathError(path, "it was replaced while being opened");
+  }
+  return { file, size: after.size };
 }
 
 /**
@@ -209,28 +283,24 @@ function lockPathInfo(path: string): Deno.FileInfo | null {
   return null;
 }
 
-/** Reads at most `maxBytes` of an open file; `complete` says whether that was all of it. */
+/**
+ * Reads at most `maxBytes` of an open file, and never more than its size when it was opened: a
+ * file of `/proc` says it holds nothing, and one like `/proc/kmsg` would block a read for ever.
+ * `complete` says whether that was all of it.
+ */
 async function readAtMost(
   file: Deno.FsFile,
   maxBytes: number,
 ): Promise<{ bytes: Uint8Array; complete: boolean }> {
-  const buffer = new Uint8Array(Math.min(maxBytes + 1, 1 << 16));
-  const chunks: Uint8Array[] = [];
+  const size = (await file.stat()).size;
+  const bytes = new Uint8Array(Math.min(size, maxBytes));
   let total = 0;
-  while (total <= maxBytes) {
-    const n = await file.read(buffer.subarray(0, Math.min(buffer.length, maxBytes + 1 - total)));
+  while (total < bytes.length) {
+    const n = await file.read(bytes.subarray(total));
     if (n === null) break;
-    chunks.push(buffer.slice(0, n));
     total += n;
   }
-  const bytes = new Uint8Array(Math.min(total, maxBytes));
-  let offset = 0;
-  for (const chunk of chunks) {
-    const part = chunk.subarray(0, bytes.length - offset);
-    bytes.set(part, offset);
-    offset += part.length;
-  }
-  return { bytes, complete: total <= maxBytes };
+  return { bytes: bytes.subarray(0, total), complete: size <= maxBytes };
 }
 
 /**
@@ -269,24 +339,14 @@ export function readStateTextSync(
   { root, maxBytes = MAX_STATE_BYTES }: Within & { maxBytes?: number },
 ): string {
   checkDirs(root, dirName(path), false);
-  const before = checkFile(path);
-  if (!before) throw new Deno.errors.NotFound(`"${path}" does not exist`);
-  const file = Deno.openSync(path, { read: true });
+  const { file, size } = openRegularFileSync(path);
   try {
-    const after = file.statSync();
-    if (after.dev !== before.dev || after.ino !== before.ino) {
-      throw new RefusedPathError(path, "it was replaced while being opened");
-    }
-    // One byte more than expected tells a file of that size from a larger (or growing) one.
-    const expected = Math.min(after.size, maxBytes);
-    const buffer = new Uint8Array(expected + 1);
+    if (size > maxBytes) throw new RefusedPathError(path, `it is larger than ${maxBytes} bytes`);
+    // No more than its size at the open: see readAtMost.
+    const buffer = new Uint8Array(size);
     let total = 0;
     for (let n; total < buffer.length && (n = file.readSync(buffer.subarray(total))) !== null;) {
       total += n;
-    }
-    if (total > expected) {
-      const reason = expected === maxBytes ? `larger than ${maxBytes} bytes` : "growing";
-      throw new RefusedPathError(path, `it is ${reason}`);
     }
     return new TextDecoder().decode(buffer.subarray(0, total));
   } finally {
