@@ -3,7 +3,8 @@
 // writes there. Real processes, real FIFOs, real links.
 import assert from "node:assert/strict";
 import { REPO_DIR } from "./helpers/lifeline.ts";
-import { withTempDir } from "./helpers/temp.ts";
+import { listDir, withTempDir } from "./helpers/temp.ts";
+import { appendText, withLock, writeFileAtomic } from "../lib/state/store.ts";
 
 const IGNORE = Deno.build.os !== "linux";
 
@@ -75,6 +76,39 @@ Deno.test({
           } finally {
             await stop(swapper);
           }
+        });
+      });
+    }
+  },
+});
+
+Deno.test({
+  name: "a directory swapped for a link between the check and the write leaves nothing outside",
+  ignore: IGNORE,
+  fn: async (t) => {
+    const writers: [string, (path: string, root: string) => Promise<unknown>][] = [
+      ["writeFileAtomic", (path, root) => writeFileAtomic(path, "1\n", { root })],
+      ["appendText", (path, root) => appendText(path, "line\n", { root })],
+      ["withLock", (path, root) => withLock(path, () => Promise.resolve(), { root, waitMs: 0 })],
+    ];
+    for (const [name, write] of writers) {
+      await t.step(name, async () => {
+        await withTempDir(async (dir) => {
+          const root = `${dir}/project`;
+          const outside = `${dir}/outside`;
+          await Deno.mkdir(`${root}/sessions/s1`, { recursive: true });
+          await Deno.mkdir(outside);
+          const swapper = await startSwapper(["dir", `${root}/sessions/s1`, outside]);
+          let written = 0;
+          try {
+            for (const until = Date.now() + 1500; Date.now() < until;) {
+              await write(`${root}/sessions/s1/heartbeat`, root).then(() => written++, () => {});
+            }
+          } finally {
+            await stop(swapper);
+          }
+          assert.ok(written > 0, "no write went through");
+          assert.deepEqual(await listDir(outside), [], `${name} wrote outside the project`);
         });
       });
     }

@@ -113,30 +113,77 @@ function lstatOrNull(path: string): Deno.FileInfo | null {
 }
 
 /**
- * Checks the directories from `root` down to `dir`: each must be a real directory, not a link.
- * With `create`, missing ones are made one level at a time (so none is made through a link),
- * but never the root itself; without it, a missing one throws NotFound. Synchronous on purpose:
- * these few `lstat` calls run on every state access of every hook, and cost microseconds so.
+ * Runs `fn` with the working directory set to `dir`, which is reached from `root` one directory at
+ * a time, each checked to be a real directory (not a link) and entered by its bare name; the root
+ * itself may be reached through links. `fn` then names files by their bare names, which the kernel
+ * resolves in that directory and nowhere else: a directory on the way that a racer swaps for a
+ * link after its check redirects nothing, since no path through it is resolved again. (Deno has
+ * no `openat`; the working directory stands in for the directory handle it would take.) With
+ * `create`, missing directories are made on the way, but never the root; without it, a missing
+ * one throws NotFound.
+ *
+ * What this cannot stop: a directory renamed whole out of the project (on the same file system),
+ * which takes write access to the project, that is, the user's own rights; what lands there is a
+ * file of lifeline's, under lifeline's name.
+ *
+ * Synchronous on purpose, and so must `fn` be: the working directory is the process's, and no
+ * other code may run while it is not the usual one. These few calls run on every state access of
+ * every hook, and cost microseconds so.
  */
-function checkDirs(root: string, dir: string, create: boolean): void {
+function inStateDir<T>(root: string, dir: string, create: boolean, fn: () => T): T {
   const segments = segmentsBelow(root, dir);
   if (create) checkRoot(root);
-  let current = root;
-  for (const segment of segments) {
-    current = joinPath(current, segment);
-    let info = lstatOrNull(current);
-    if (!info) {
-      if (!create) throw new Deno.errors.NotFound(`"${current}" does not exist`);
-      try {
-        Deno.mkdirSync(current);
-      } catch (error) {
-        if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
-      }
-      info = Deno.lstatSync(current);
-    }
-    if (info.isSymlink) throw new RefusedPathError(current, "it is a symbolic link");
-    if (!info.isDirectory) throw new RefusedPathError(current, "it is not a directory");
+  let back: string | null;
+  try {
+    back = Deno.cwd();
+  } catch {
+    back = null; // it was removed: there is nothing to come back to
   }
+  Deno.chdir(root);
+  try {
+    let current = root;
+    for (const segment of segments) {
+      current = joinPath(current, segment);
+      let info = lstatOrNull(segment);
+      if (!info) {
+        if (!create) throw new Deno.errors.NotFound(`"${current}" does not exist`);
+        try {
+          Deno.mkdirSync(segment);
+        } catch (error) {
+          if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
+        }
+        info = Deno.lstatSync(segment);
+      }
+      if (info.isSymlink) throw new RefusedPathError(current, "it is a symbolic link");
+      if (!info.isDirectory) throw new RefusedPathError(current, "it is not a directory");
+      Deno.chdir(segment);
+      // The name was checked, then entered: what was entered must be what was checked.
+      if (!sameEntry(Deno.statSync("."), info)) {
+        throw new RefusedPathError(current, "it was replaced (by a link?) while being used");
+      }
+    }
+    return fn();
+  } finally {
+    try {
+      Deno.chdir(back ?? "/");
+    } catch {
+      Deno.chdir("/");
+    }
+  }
+}
+
+/** `fn`'s result as a promise, and what it throws as a rejection (as an async function would). */
+function settled<T>(fn: () => T): Promise<T> {
+  try {
+    return Promise.resolve(fn());
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
+/** Whether two infos are of one file system entry. */
+function sameEntry(a: Deno.FileInfo, b: Deno.FileInfo): boolean {
+  return a.dev === b.dev && a.ino === b.ino;
 }
 
 /** The root must be there (possibly through links): state is never written into a root made up. */
@@ -153,9 +200,12 @@ function checkRoot(root: string): void {
   if (!info.isDirectory) throw new RefusedPathError(root, "the project root is not a directory");
 }
 
-/** Checks the final segment: not a link, and a regular file when it exists. Returns its info. */
-function checkFile(path: string): Deno.FileInfo | null {
-  const info = lstatOrNull(path);
+/**
+ * Checks a file's entry (`name`, in the working directory or a path; `path` names it in
+ * messages): not a link, and a regular file when it exists. Returns its info.
+ */
+function checkFile(name: string, path = name): Deno.FileInfo | null {
+  const info = lstatOrNull(name);
   if (info?.isSymlink) throw new RefusedPathError(path, "it is a symbolic link");
   if (info && !info.isFile) throw new RefusedPathError(path, "it is not a regular file");
   return info;
@@ -176,7 +226,7 @@ const OPEN_OPTIONS: Record<Access, Deno.OpenOptions> = {
   lock: { read: true, write: true },
 };
 
-/** The open a read+write one falls back to where writing is refused (see {@linkcode openWithout}). */
+/** The open a read+write one falls back to where writing is refused (see {@linkcode openExistingSync}). */
 const FALLBACK: Record<Access, Deno.OpenOptions | undefined> = {
   read: { read: true },
   append: { append: true },
@@ -194,37 +244,49 @@ function writeRefused(error: unknown): boolean {
 }
 
 /**
- * Opens an existing file the way {@linkcode OPEN_OPTIONS} says, falling back to the plain open only
- * where read+write is refused. (That fallback is the one case where a FIFO swapped in after the
- * `lstat` could still block: it needs a FIFO that this user may not write, in a directory this
- * user's own processes write.) Windows has no FIFOs, and other processes may hold the file open
- * for reading only: there the plain open is used.
+ * Opens the existing file `name` (in the working directory) the way {@linkcode OPEN_OPTIONS} says.
+ * `undefined`: writing it is refused (its mode, a read-only file system), and the plain open of
+ * {@linkcode FALLBACK} is left to the caller. (That one, the only open that could still block on a
+ * FIFO swapped in after the check, needs a FIFO this user may not write, put in a directory this
+ * user's own processes write.) Windows has no FIFOs, and other processes may have the file open
+ * for reading only: there the plain open is used at once.
  */
-async function openWithout(path: string, access: Access): Promise<Deno.FsFile> {
+function openExistingSync(name: string, access: Access): Deno.FsFile | undefined {
   const fallback = FALLBACK[access];
-  if (fallback && Deno.build.os === "windows") return await Deno.open(path, fallback);
+  if (fallback && Deno.build.os === "windows") return Deno.openSync(name, fallback);
   try {
-    return await Deno.open(path, OPEN_OPTIONS[access]);
+    return Deno.openSync(name, OPEN_OPTIONS[access]);
   } catch (error) {
-    if (!fallback || !writeRefused(error)) throw error;
-    return await Deno.open(path, fallback);
+    if (fallback && writeRefused(error)) return undefined;
+    throw error;
   }
 }
 
-/** {@linkcode openWithout} for reading, synchronously. */
-function openForReadingSync(path: string): Deno.FsFile {
-  if (Deno.build.os === "windows") return Deno.openSync(path, FALLBACK.read);
-  try {
-    return Deno.openSync(path, OPEN_OPTIONS.read);
-  } catch (error) {
-    if (!writeRefused(error)) throw error;
-    return Deno.openSync(path, FALLBACK.read);
-  }
-}
-
-/** Whether an open file is the regular file `before` (an `lstat` of its path) saw. */
+/** Whether an open file is the regular file `before` (an `lstat` of its name) saw. */
 function sameFile(after: Deno.FileInfo, before: Deno.FileInfo): boolean {
-  return after.isFile && after.dev === before.dev && after.ino === before.ino;
+  return after.isFile && sameEntry(after, before);
+}
+
+/** What one try at opening found (see {@linkcode openChecked}). */
+type Opened = { file: Deno.FsFile } | { again: true } | { plain: Deno.FileInfo };
+
+/** One try at opening `name` in the working directory (see {@linkcode openChecked}). */
+function openHere(name: string, path: string, access: Access): Opened {
+  const before = access === "lock" ? lockPathInfo(name) : checkFile(name, path);
+  if (!before) {
+    if (access === "read") throw new Deno.errors.NotFound(`"${path}" does not exist`);
+    try {
+      return { file: Deno.openSync(name, { ...OPEN_OPTIONS[access], createNew: true }) };
+    } catch (error) {
+      if (error instanceof Deno.errors.AlreadyExists) return { again: true };
+      throw error;
+    }
+  }
+  const file = openExistingSync(name, access);
+  if (!file) return { plain: before };
+  if (sameFile(file.statSync(), before)) return { file };
+  file.close();
+  return { again: true }; // replaced between the lstat and the open
 }
 
 /**
@@ -232,37 +294,43 @@ function sameFile(after: Deno.FileInfo, before: Deno.FileInfo): boolean {
  * which never follows a link; an existing one is checked with `lstat` first, opened so that a
  * FIFO swapped in meanwhile cannot block the open (see {@linkcode OPEN_OPTIONS}), and checked by
  * device and inode after it, so that anything but the regular file the `lstat` saw is refused.
+ * Both happen in the file's directory, entered without links (see {@linkcode inStateDir}).
  */
 async function openChecked(path: string, root: string, access: Access): Promise<Deno.FsFile> {
-  const create = access !== "read";
-  checkDirs(root, dirName(path), create);
+  const name = baseName(path);
   for (let attempt = 1;; attempt++) {
-    const before = access === "lock" ? lockPathInfo(path) : checkFile(path);
-    if (!before) {
-      if (!create) throw new Deno.errors.NotFound(`"${path}" does not exist`);
-      try {
-        return await Deno.open(path, { ...OPEN_OPTIONS[access], createNew: true });
-      } catch (error) {
-        if (error instanceof Deno.errors.AlreadyExists && attempt < 3) continue;
-        throw error;
-      }
+    const opened = inStateDir(
+      root,
+      dirName(path),
+      access !== "read",
+      () => openHere(name, path, access),
+    );
+    if ("file" in opened) return opened.file;
+    if ("plain" in opened) {
+      // Opened by path, asynchronously (a FIFO could block it), and checked against the lstat.
+      const file = await Deno.open(path, FALLBACK[access]);
+      if (sameFile(await file.stat(), opened.plain)) return file;
+      file.close();
     }
-    const file = await openWithout(path, access);
-    if (sameFile(await file.stat(), before)) return file;
-    file.close();
     if (attempt >= 3) throw new RefusedPathError(path, "it was replaced while being opened");
   }
 }
 
 /**
- * Opens the regular file at `path` for reading, synchronously, whatever is swapped in between the
- * check and the open (see {@linkcode openChecked}); returns it with its size at the open. Throws
- * NotFound when it is missing and {@linkcode RefusedPathError} when it is not a regular file.
+ * Opens the regular file `name` (in the working directory, or a path; `path` names it in
+ * messages) for reading, synchronously, whatever is swapped in between the check and the open
+ * (see {@linkcode openChecked}); returns it with its size at the open. Throws NotFound when it is
+ * missing and {@linkcode RefusedPathError} when it is not a regular file. (A file this user may
+ * not write is opened read-only, which is where a FIFO could still block: see
+ * {@linkcode openExistingSync}.)
  */
-export function openRegularFileSync(path: string): { file: Deno.FsFile; size: number } {
-  const before = checkFile(path);
+export function openRegularFileSync(
+  name: string,
+  path = name,
+): { file: Deno.FsFile; size: number } {
+  const before = checkFile(name, path);
   if (!before) throw new Deno.errors.NotFound(`"${path}" does not exist`);
-  const file = openForReadingSync(path);
+  const file = openExistingSync(name, "read") ?? Deno.openSync(name, FALLBACK.read);
   const after = file.statSync();
   if (!sameFile(after, before)) {
     file.close();
@@ -272,14 +340,15 @@ export function openRegularFileSync(path: string): { file: Deno.FsFile; size: nu
 }
 
 /**
- * A lock path's info. A link there (left by hand, or dangling after a cleanup) is moved aside
- * rather than refused: every later update would fail on it otherwise, and a link cannot be a
- * lock lifeline made. The link is renamed, never followed; what it points to is not touched.
+ * A lock file's info (`name`, in the working directory). A link there (left by hand, or dangling
+ * after a cleanup) is moved aside rather than refused: every later update would fail on it
+ * otherwise, and a link cannot be a lock lifeline made. The link is renamed, never followed; what
+ * it points to is not touched.
  */
-function lockPathInfo(path: string): Deno.FileInfo | null {
-  const info = lstatOrNull(path);
-  if (!info?.isSymlink) return checkFile(path);
-  Deno.renameSync(path, `${path}.link-${Date.now()}-${uniqueSuffix()}`);
+function lockPathInfo(name: string): Deno.FileInfo | null {
+  const info = lstatOrNull(name);
+  if (!info?.isSymlink) return checkFile(name);
+  Deno.renameSync(name, `${name}.link-${Date.now()}-${uniqueSuffix()}`);
   return null;
 }
 
@@ -338,20 +407,21 @@ export function readStateTextSync(
   path: string,
   { root, maxBytes = MAX_STATE_BYTES }: Within & { maxBytes?: number },
 ): string {
-  checkDirs(root, dirName(path), false);
-  const { file, size } = openRegularFileSync(path);
-  try {
-    if (size > maxBytes) throw new RefusedPathError(path, `it is larger than ${maxBytes} bytes`);
-    // No more than its size at the open: see readAtMost.
-    const buffer = new Uint8Array(size);
-    let total = 0;
-    for (let n; total < buffer.length && (n = file.readSync(buffer.subarray(total))) !== null;) {
-      total += n;
+  return inStateDir(root, dirName(path), false, () => {
+    const { file, size } = openRegularFileSync(baseName(path), path);
+    try {
+      if (size > maxBytes) throw new RefusedPathError(path, `it is larger than ${maxBytes} bytes`);
+      // No more than its size at the open: see readAtMost.
+      const buffer = new Uint8Array(size);
+      let total = 0;
+      for (let n; total < buffer.length && (n = file.readSync(buffer.subarray(total))) !== null;) {
+        total += n;
+      }
+      return new TextDecoder().decode(buffer.subarray(0, total));
+    } finally {
+      file.close();
     }
-    return new TextDecoder().decode(buffer.subarray(0, total));
-  } finally {
-    file.close();
-  }
+  });
 }
 
 /**
@@ -393,15 +463,13 @@ export async function readFileTail(
  * The entries of a directory below `root` reached without links (entries that are links are
  * listed as such, never followed). Throws NotFound when it is not there.
  */
-export async function listStateDir(dir: string, { root }: Within): Promise<Deno.DirEntry[]> {
-  checkDirs(root, dir, false);
-  return await Array.fromAsync(Deno.readDir(dir));
+export function listStateDir(dir: string, { root }: Within): Promise<Deno.DirEntry[]> {
+  return settled(() => inStateDir(root, dir, false, () => [...Deno.readDirSync(".")]));
 }
 
 /** Creates `path` and the directories above it, below `root` (which must exist), without links. */
 export function ensureDir(path: string, { root }: Within): Promise<void> {
-  checkDirs(root, path, true);
-  return Promise.resolve();
+  return settled(() => inStateDir(root, path, true, () => {}));
 }
 
 /**
@@ -410,12 +478,11 @@ export function ensureDir(path: string, { root }: Within): Promise<void> {
  */
 export function stateFileExists(path: string, { root }: Within): boolean {
   try {
-    checkDirs(root, dirName(path), false);
+    return inStateDir(root, dirName(path), false, () => checkFile(baseName(path), path) !== null);
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return false;
     throw error;
   }
-  return checkFile(path) !== null;
 }
 
 /** True when `path` exists (a symlink counts as itself). Other errors are thrown. */
@@ -455,27 +522,45 @@ export async function writeFileAtomic(
   data: string | Uint8Array,
   { root, mode, durable = true }: Within & { mode?: number | undefined; durable?: boolean },
 ): Promise<void> {
-  checkDirs(root, dirName(path), true);
-  checkFile(path);
-  const temp = joinPath(
-    dirName(path),
-    `.${baseName(path)}.${uniqueSuffix()}.tmp`,
-  );
+  const dir = dirName(path);
+  const name = baseName(path);
+  const temp = `.${name}.${uniqueSuffix()}.tmp`;
   const bytes = typeof data === "string" ? encoder.encode(data) : data;
+  // Each step that names a file does it in the directory entered without links (inStateDir):
+  // the temp file is made there, and renamed there, whatever happens to the path in between.
+  const file = inStateDir(root, dir, true, () => {
+    checkFile(name, path);
+    return Deno.openSync(temp, { write: true, createNew: true, ...modeOption(mode) });
+  });
   try {
-    const file = await Deno.open(temp, { write: true, createNew: true });
     try {
       await writeAll(file, bytes);
-      if (mode !== undefined && Deno.build.os !== "windows") await Deno.chmod(temp, mode);
       if (durable) await file.sync();
     } finally {
       file.close();
     }
-    await Deno.rename(temp, path);
+    inStateDir(root, dir, false, () => {
+      setMode(temp, mode);
+      Deno.renameSync(temp, name);
+    });
   } catch (error) {
-    await Deno.remove(temp).catch(() => {});
+    try {
+      inStateDir(root, dir, false, () => Deno.removeSync(temp));
+    } catch {
+      // Gone already, or its directory is.
+    }
     throw error;
   }
+}
+
+/** The mode a file is created with: never more open than `mode` (umask takes bits away). */
+function modeOption(mode: number | undefined): { mode?: number } {
+  return mode === undefined ? {} : { mode };
+}
+
+/** Sets `name`'s permission bits to exactly `mode`, umask aside (not on Windows). */
+function setMode(name: string, mode: number | undefined): void {
+  if (mode !== undefined && Deno.build.os !== "windows") Deno.chmodSync(name, mode);
 }
 
 /**
@@ -487,11 +572,14 @@ export async function writeNewFile(
   data: string,
   { root, mode }: Within & { mode?: number | undefined },
 ): Promise<void> {
-  checkDirs(root, dirName(path), true);
-  const file = await Deno.open(path, { write: true, createNew: true });
+  const name = baseName(path);
+  const file = inStateDir(root, dirName(path), true, () => {
+    const created = Deno.openSync(name, { write: true, createNew: true, ...modeOption(mode) });
+    setMode(name, mode);
+    return created;
+  });
   try {
     await writeAll(file, encoder.encode(data));
-    if (mode !== undefined && Deno.build.os !== "windows") await Deno.chmod(path, mode);
   } finally {
     file.close();
   }
@@ -508,27 +596,45 @@ export async function appendText(path: string, text: string, { root }: Within): 
 }
 
 /** Removes a state file (not a link, not a directory). Throws NotFound when it is not there. */
-export async function removeFile(path: string, { root }: Within): Promise<void> {
-  checkDirs(root, dirName(path), false);
-  if (!checkFile(path)) throw new Deno.errors.NotFound(`"${path}" does not exist`);
-  await Deno.remove(path);
+export function removeFile(path: string, { root }: Within): Promise<void> {
+  const name = baseName(path);
+  return settled(() =>
+    inStateDir(root, dirName(path), false, () => {
+      if (!checkFile(name, path)) throw new Deno.errors.NotFound(`"${path}" does not exist`);
+      Deno.removeSync(name);
+    })
+  );
 }
 
 /**
  * Removes a state directory below `root` (never the root) and everything in it: links inside
  * are removed, never followed.
  */
-export async function removeDir(path: string, { root }: Within): Promise<void> {
-  if (segmentsBelow(root, path).length === 0) throw new RefusedPathError(path, "it is the root");
-  checkDirs(root, path, false);
-  await Deno.remove(path, { recursive: true });
+export function removeDir(path: string, { root }: Within): Promise<void> {
+  const name = baseName(path);
+  return settled(() => {
+    if (segmentsBelow(root, path).length === 0) throw new RefusedPathError(path, "it is the root");
+    inStateDir(root, dirName(path), false, () => {
+      const info = lstatOrNull(name);
+      if (!info) throw new Deno.errors.NotFound(`"${path}" does not exist`);
+      if (info.isSymlink) throw new RefusedPathError(path, "it is a symbolic link");
+      if (!info.isDirectory) throw new RefusedPathError(path, "it is not a directory");
+      Deno.removeSync(name, { recursive: true }); // never follows a link inside
+    });
+  });
 }
 
-/** Renames a state file (or a link: it is moved, never followed) within `root`. */
-export async function renameFile(from: string, to: string, { root }: Within): Promise<void> {
-  checkDirs(root, dirName(from), false);
-  checkDirs(root, dirName(to), false);
-  await Deno.rename(from, to);
+/**
+ * Renames a state file or directory (or a link: it is moved, never followed) within one directory
+ * below `root`.
+ */
+export function renameFile(from: string, to: string, { root }: Within): Promise<void> {
+  return settled(() => {
+    if (dirName(from) !== dirName(to)) {
+      throw new RefusedPathError(to, `it is not in the directory of "${from}"`);
+    }
+    inStateDir(root, dirName(from), false, () => Deno.renameSync(baseName(from), baseName(to)));
+  });
 }
 
 /**
