@@ -373,3 +373,67 @@ Deno.test("a pending tool call keeps a few hundred bytes, not its input", async 
   assert.equal(files, 100);
   assert.ok(retained < 8 << 20, `retained ${(retained / (1 << 20)).toFixed(1)} MiB`);
 });
+
+Deno.test("open tasks and todos are bounded: memory and the handoff keep the newest", async (t) => {
+  await t.step("200,000 tasks created (with their ids) hold a few MiB, not hundreds", async () => {
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "--quiet",
+        "--v8-flags=--expose-gc",
+        "--allow-read",
+        `${REPO_DIR}/tests/helpers/scavenger_memory.ts`,
+        "tasks",
+        "200000",
+      ],
+      stdout: "piped",
+    }).output();
+    assert.ok(out.success);
+    const { retained, todos, todosLeftOut } = JSON.parse(new TextDecoder().decode(out.stdout));
+    assert.equal(todos, 100);
+    assert.equal(todosLeftOut, 199_900);
+    assert.ok(retained < 8 << 20, `retained ${(retained / (1 << 20)).toFixed(1)} MiB`);
+  });
+  await t.step("a TodoWrite of 10,000 open todos and 5,000 tasks: a bounded handoff", () => {
+    const scavenger = new Scavenger();
+    for (let i = 0; i < 5000; i++) {
+      scavenger.addRow({
+        type: "assistant",
+        timestamp: "t",
+        message: {
+          id: `m${i}`,
+          content: [{
+            type: "tool_use",
+            id: `c${i}`,
+            name: "TaskCreate",
+            input: { subject: `t${i}` },
+          }],
+        },
+      });
+      scavenger.addRow({
+        type: "user",
+        timestamp: "t",
+        message: { content: [{ type: "tool_result", tool_use_id: `c${i}`, content: "ok" }] },
+        toolUseResult: { task: { id: String(i) } },
+      });
+    }
+    const todos = Array.from({ length: 10_000 }, (_, i) => ({
+      content: `todo ${i} ${"y".repeat(280)}`,
+      status: "pending",
+    }));
+    scavenger.addRow({
+      type: "assistant",
+      timestamp: "t",
+      message: {
+        id: "w",
+        content: [{ type: "tool_use", id: "w1", name: "TodoWrite", input: { todos } }],
+      },
+    });
+    const handoff = renderHandoff(FACTS, scavenger.summary());
+    assert.ok(handoff.length <= 64 << 10, `${handoff.length} characters`);
+    assert.match(handoff, /- \[ \] todo 0 /); // the list's own order, from its start
+    assert.match(handoff, /- \[ \] #4999 t4999/); // the newest task
+    assert.ok(!handoff.includes("#4899 t4899"), "an older task is listed");
+    assert.match(handoff, /… and 14800 more, older, not listed/);
+  });
+});

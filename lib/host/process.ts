@@ -62,29 +62,84 @@ export async function runProgram(
     throw error;
   }
   // A timer only when asked for: hooks that run a program pay for nothing they do not use.
-  const timer = timeoutMs === undefined
-    ? undefined
-    : setTimeout(() => child.kill("SIGKILL"), timeoutMs);
-  try {
-    if (stdin !== undefined) {
-      const writer = child.stdin.getWriter();
-      try {
-        await writer.write(typeof stdin === "string" ? new TextEncoder().encode(stdin) : stdin);
-        await writer.close();
-      } catch {
-        // The program exited before reading all of it; its exit status says what happened.
-      }
-    }
+  if (timeoutMs === undefined) {
+    await feed(child, stdin);
     const output = await child.output();
-    return {
-      code: output.code,
-      success: output.success,
-      signal: output.signal,
-      stdout: decoder.decode(output.stdout),
-      stdoutBytes: output.stdout,
-      stderr: decoder.decode(output.stderr),
-    };
-  } finally {
-    if (timer !== undefined) clearTimeout(timer);
+    return result(output, output.stdout, output.stderr);
   }
+  const killed = Promise.withResolvers<void>();
+  const timer = setTimeout(() => {
+    try {
+      child.kill("SIGKILL");
+    } catch {
+      // It exited meanwhile.
+    }
+    killed.resolve();
+  }, timeoutMs);
+  try {
+    await feed(child, stdin);
+    // Not `output()`: a program killed at the deadline may have handed its stdout and stderr to
+    // another process, which keeps them open (a tmux client gives them to its server: a stopped
+    // server would keep the caller waiting for ever). Its output is then what came before.
+    const ended = killed.promise.then(() => new Promise<void>((r) => setTimeout(r, DRAIN_MS)));
+    const [stdout, stderr] = await Promise.all([
+      drain(child.stdout, ended),
+      drain(child.stderr, ended),
+    ]);
+    return result(await child.status, stdout, stderr);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** How long the pipes of a program killed at its deadline are read after the kill. */
+const DRAIN_MS = 200;
+
+async function feed(child: Deno.ChildProcess, stdin: string | Uint8Array | undefined) {
+  if (stdin === undefined) return;
+  const writer = child.stdin.getWriter();
+  try {
+    await writer.write(typeof stdin === "string" ? new TextEncoder().encode(stdin) : stdin);
+    await writer.close();
+  } catch {
+    // The program exited before reading all of it; its exit status says what happened.
+  }
+}
+
+/** Reads a stream to its end, or until `stop` settles: then what was read. */
+async function drain(stream: ReadableStream<Uint8Array>, stop: Promise<void>) {
+  const reader = stream.getReader();
+  const chunks: Uint8Array[] = [];
+  const stopped = stop.then(() => null);
+  for (;;) {
+    const next = await Promise.race([reader.read(), stopped]);
+    if (next === null) {
+      await reader.cancel().catch(() => {});
+      break;
+    }
+    if (next.done) break;
+    chunks.push(next.value);
+  }
+  const bytes = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.length;
+  }
+  return bytes;
+}
+
+function result(
+  status: Deno.CommandStatus,
+  stdout: Uint8Array,
+  stderr: Uint8Array,
+): ProgramResult {
+  return {
+    code: status.code,
+    success: status.success,
+    signal: status.signal,
+    stdout: decoder.decode(stdout),
+    stdoutBytes: stdout,
+    stderr: decoder.decode(stderr),
+  };
 }

@@ -20,7 +20,12 @@ import { assessSession, type PaneIndex, type SessionAssessment } from "./livenes
 import { pruneSession, removeLeftover } from "./prune.ts";
 import { clearFinished } from "./registry.ts";
 import { reviveSession } from "./revive.ts";
-import { renderHandoff, scavengeFile, type TranscriptSummary } from "./scavenger.ts";
+import {
+  MAX_TRANSCRIPT_BYTES,
+  renderHandoff,
+  scavengeFile,
+  type TranscriptSummary,
+} from "./scavenger.ts";
 import { listSessions } from "./session_list.ts";
 
 /** One session's judgement in one tick, and what was done about it. */
@@ -68,7 +73,17 @@ interface RootTick {
   /** Sessions judged alive, and those scavenged, in this tick (for reviving). */
   alive: string[];
   scavenged: SessionAssessment[];
+  /** Transcript bytes this tick may still read, for all its roots (see TICK_TRANSCRIPT_BYTES). */
+  budget: { left: number };
 }
+
+/**
+ * Transcript bytes one tick reads at most, over every handoff it writes, so that a tick ends
+ * (a transcript is read at most its last MAX_TRANSCRIPT_BYTES). Once it is spent, a handoff still
+ * gets the last MIN_TRANSCRIPT_BYTES of its transcript: every dead session gets one.
+ */
+const TICK_TRANSCRIPT_BYTES = 1 << 30;
+const MIN_TRANSCRIPT_BYTES = 16 << 20;
 
 /**
  * The roots to look after: `explicit` ones (`--root`) when given; else every registered root
@@ -102,6 +117,7 @@ export class StaleDaemon {
   /** Checks every session of every root once. */
   async tick(roots: readonly string[]): Promise<void> {
     const panes: PaneIndex = new Map();
+    const budget = { left: TICK_TRANSCRIPT_BYTES };
     for (const root of roots) {
       if (this.#deps.signal.aborted) return;
       let config: Config;
@@ -116,7 +132,15 @@ export class StaleDaemon {
         continue;
       }
       const staleAfter = this.#options.staleAfterSeconds ?? config.stale.afterSeconds;
-      await this.#tickRoot({ root, config, staleAfter, panes, alive: [], scavenged: [] });
+      await this.#tickRoot({
+        root,
+        config,
+        staleAfter,
+        panes,
+        alive: [],
+        scavenged: [],
+        budget,
+      });
     }
   }
 
@@ -144,6 +168,7 @@ export class StaleDaemon {
       try {
         await this.#tickSession(t, id);
       } catch (error) {
+        if (this.#deps.signal.aborted) return; // stopping, not trouble
         await this.#trouble(t.root, id, "could not be checked", error);
       }
     }
@@ -304,7 +329,11 @@ export class StaleDaemon {
     const { root } = t;
     const { id } = judged;
     const paths = sessionPaths(root, id);
-    const markdown = await handoffText(judged, cause, this.#deps.now());
+    const markdown = await handoffText(judged, cause, {
+      now: this.#deps.now(),
+      budget: t.budget,
+      signal: this.#deps.signal,
+    });
     return await withLock(paths.session, async () => {
       const again = await assessSession(root, id, {
         now: this.#deps.now(),
@@ -325,7 +354,11 @@ export class StaleDaemon {
 }
 
 /** The handoff of a dead session, from its transcript (or saying why there is none). */
-async function handoffText(judged: SessionAssessment, cause: string, now: number) {
+async function handoffText(
+  judged: SessionAssessment,
+  cause: string,
+  { now, budget, signal }: { now: number; budget: { left: number }; signal: AbortSignal },
+) {
   const { id, record } = judged;
   let summary: TranscriptSummary | null = null;
   let problem: string | undefined;
@@ -334,8 +367,11 @@ async function handoffText(judged: SessionAssessment, cause: string, now: number
     problem = "session.json records no transcript path";
   } else {
     try {
-      summary = await scavengeFile(transcript);
+      const maxBytes = Math.max(MIN_TRANSCRIPT_BYTES, Math.min(MAX_TRANSCRIPT_BYTES, budget.left));
+      summary = await scavengeFile(transcript, { maxBytes, signal });
+      budget.left -= summary.read ?? 0;
     } catch (error) {
+      if (signal.aborted) throw error; // stopping: no handoff from half a read
       problem = `${transcript}: ${describeError(error)}`;
     }
   }
