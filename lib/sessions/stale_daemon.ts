@@ -218,7 +218,11 @@ export class StaleDaemon {
       staleAfterSeconds: t.staleAfter,
       pruneAfterSeconds: t.config.stale.pruneAfterDays * 86_400,
     };
-    const judged = await assessSession(t.root, id, { ...settings, panes: t.panes });
+    const judged = await assessSession(t.root, id, {
+      ...settings,
+      panes: t.panes,
+      agentCommands: t.config.watch.agentCommands,
+    });
     if (judged.state === "unregistered") return; // no registry, no heartbeat: not a live session
     if (judged.state === "alive") t.alive.push(id);
     const base = { root: t.root, session: id, heartbeat_age: judged.heartbeatAge };
@@ -339,6 +343,7 @@ export class StaleDaemon {
         now: this.#deps.now(),
         staleAfterSeconds: t.staleAfter,
         panes: new Map(),
+        agentCommands: t.config.watch.agentCommands,
       });
       if (again.state !== "dead") return null; // it came back, or was rescued by another
       await clearFinished(root, id); // first: see markFinished
