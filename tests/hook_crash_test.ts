@@ -448,3 +448,83 @@ Deno.test("every action is logged as JSONL with ts, session, kind, action, targe
     }
   });
 });
+
+/** A session that ended 8 days ago, as its hooks left it, with a loop state of its own. */
+async function endedLongAgo(dir: string, id: string, transcript?: string): Promise<string> {
+  const sessionDir = `${dir}/project/sessions/${id}`;
+  const base = {
+    session_id: id,
+    cwd: `${dir}/project`,
+    ...(transcript ? { transcript_path: transcript } : {}),
+  };
+  for (
+    const input of [
+      {
+        ...base,
+        hook_event_name: "PostToolUse",
+        tool_name: "Bash",
+        tool_input: {},
+        tool_response: {},
+      },
+      { ...base, hook_event_name: "SessionEnd", reason: "other" },
+    ]
+  ) {
+    await Deno.mkdir(`${dir}/project`, { recursive: true });
+    const result = await runLifeline(["hook", "heartbeat"], {
+      stdin: JSON.stringify(input),
+      env: { HOME: `${dir}/home` },
+    });
+    assert.equal(result.code, 0);
+  }
+  await Deno.writeTextFile(
+    `${sessionDir}/ralph.json`,
+    '{"active":false,"iteration":41,"run_id":7}',
+  );
+  const old = new Date(Date.now() - 8 * 86_400_000);
+  await Deno.writeTextFile(`${sessionDir}/heartbeat`, `${Math.floor(old.getTime() / 1000)}\n`);
+  for (const name of await listDir(sessionDir)) await Deno.utime(`${sessionDir}/${name}`, old, old);
+  return sessionDir;
+}
+
+Deno.test("a session resumed days after it ended keeps its state: nothing prunes it as it starts", async (t) => {
+  await t.step("its own SessionStart (hook crash)", async () => {
+    await withTempDir(async (dir) => {
+      const sessionDir = await endedLongAgo(dir, "resume-me");
+      await crash(dir, { ...await start(), session_id: "resume-me", source: "resume" });
+      assert.equal(await Deno.readTextFile(`${sessionDir}/status`), "alive\n");
+      assert.equal((await json(`${sessionDir}/ralph.json`)).iteration, 41);
+    });
+  });
+  await t.step("the daemon, once the session has started", async () => {
+    await withTempDir(async (dir) => {
+      const sessionDir = await endedLongAgo(dir, "resume-me");
+      await crash(dir, { ...await start(), session_id: "resume-me", source: "resume" });
+      const tick = await runLifeline(
+        ["daemon", "stale", "--once", "--root", `${dir}/project`],
+        { env: { HOME: `${dir}/home` } },
+      );
+      assert.equal(tick.code, 0, tick.stderr);
+      assert.equal((await json(`${sessionDir}/ralph.json`)).iteration, 41);
+    });
+  });
+  await t.step(
+    "the daemon, before any hook of the resumed session ran: its transcript grows",
+    async () => {
+      await withTempDir(async (dir) => {
+        const transcript = `${dir}/resume-me.jsonl`;
+        await Deno.writeTextFile(transcript, '{"type":"user","message":{"content":"hi"}}\n');
+        const sessionDir = await endedLongAgo(dir, "resume-me", transcript);
+        // The client writes the resumed conversation to the same transcript.
+        await Deno.writeTextFile(transcript, '{"type":"user","message":{"content":"again"}}\n', {
+          append: true,
+        });
+        const tick = await runLifeline(
+          ["daemon", "stale", "--once", "--root", `${dir}/project`],
+          { env: { HOME: `${dir}/home` } },
+        );
+        assert.equal(tick.code, 0, tick.stderr);
+        assert.equal((await json(`${sessionDir}/ralph.json`)).iteration, 41);
+      });
+    },
+  );
+});

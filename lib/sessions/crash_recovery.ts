@@ -546,10 +546,11 @@ export async function scanLeftovers(
   // Only a session whose status says it ended or was scavenged has a handoff to offer or may be
   // pruned, and a finished one only once it is old enough; the others cost nothing more here.
   const pruneFrom = options.now - options.pruneAfterSeconds * 1000;
+  // Never the session starting now: it is alive, whatever its files said before it started.
   const finishing = sessions.filter((s) =>
-    s.finishedMs === undefined
+    s.id !== options.sessionId && (s.finishedMs === undefined
       ? s.status === "scavenged" || s.status === "ended"
-      : s.finishedMs < pruneFrom
+      : s.finishedMs < pruneFrom)
   );
   const prunes = { left: options.maxPrunes };
   const perSession = [
