@@ -49,7 +49,9 @@ crashed sessions left behind and repairs what is stale:
                           exists: the session is told to read it before anything else
   sessions/*/handoffs/scavenged.md
                           rescued by \`lifeline daemon stale\`: offered once, while the session
-                          is still scavenged (not while it is alive again)
+                          is still scavenged (not while it is alive again), and only as the
+                          daemon wrote it (its ledger in lifeline's state directory says so):
+                          a handoff that came with the repository is never offered
   sessions/*/             finished (ended, or scavenged with the handoff delivered) and idle for
                           longer than stale.pruneAfterDays (7): deleted, up to ${MAX_PRUNES} per start;
                           never the session starting now
@@ -131,6 +133,7 @@ export async function handle(request: HookRequest): Promise<HookOutput | null> {
     staleAfterSeconds: config.stale.afterSeconds,
     pruneAfterSeconds: config.stale.pruneAfterDays * 86_400,
     maxPrunes: MAX_PRUNES,
+    env: ctx.env,
   });
 
   // A loop of `claude -p` runs starts a new session each time, and its StopFailure hooks are

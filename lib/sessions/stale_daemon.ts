@@ -15,6 +15,7 @@ import { sessionPaths } from "../state/layout.ts";
 import { logToOwnLog } from "../state/own_log.ts";
 import { logRecovery, type RecoveryRecord } from "../state/recovery_log.ts";
 import { registeredRoots } from "../state/roots.ts";
+import { recordScavenge } from "../state/scavenges.ts";
 import { describeError, removeFile, withLock, writeFileAtomic } from "../state/store.ts";
 import { assessSession, type PaneIndex, type SessionAssessment } from "./liveness.ts";
 import { pruneSession, removeLeftover } from "./prune.ts";
@@ -347,6 +348,13 @@ export class StaleDaemon {
       });
       if (again.state !== "dead") return null; // it came back, or was rescued by another
       await clearFinished(root, id); // first: see markFinished
+      // The ledger first: a handoff on disk that it does not hold is never offered (hook crash).
+      await recordScavenge(this.#deps.env, {
+        root,
+        session: id,
+        handoff: markdown,
+        now: this.#deps.now(),
+      });
       await writeFileAtomic(paths.scavenged, markdown, { root });
       // A new handoff is unread again, even if an earlier one was offered.
       await removeFile(`${paths.scavenged}.offered`, { root }).catch((error) => {

@@ -123,6 +123,7 @@ async function scanPlan(text: string): Promise<void> {
       staleAfterSeconds: 900,
       pruneAfterSeconds: 7 * 86_400,
       maxPrunes: 50,
+      env: { HOME: root },
     });
     self.postMessage({ name: "scan", ms: performance.now() - start });
   } finally {
