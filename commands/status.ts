@@ -55,6 +55,7 @@ async function projectStatus(ctx: Context, root: string) {
     now: ctx.now(),
     staleAfterSeconds: config.stale.afterSeconds,
     agentCommands: config.watch.agentCommands,
+    hostname: ctx.hostname(),
   });
   const harness = await harnessStatus(root);
   const advice = await adviceStatus(root, open, { threshold: config.toolFallback.threshold });

@@ -14,7 +14,7 @@ import {
 import { ownLogLines, parseHookStdout, REPO_DIR, runLifeline } from "./helpers/lifeline.ts";
 import { agentScreen } from "./helpers/screens.ts";
 import { withTmux } from "./helpers/tmux_harness.ts";
-import { thisHost } from "../lib/host/proc.ts";
+import { pidNamespace } from "../lib/host/proc.ts";
 import { onPath } from "../lib/host/self.ts";
 import { registerSession } from "./helpers/sessions.ts";
 import { withTempDir } from "./helpers/temp.ts";
@@ -356,7 +356,7 @@ Deno.test({
           try {
             await waitForLines(launch.done, 1);
             const record = await readRecord(dir, "ctr");
-            assert.notEqual(record.agent_pid_ns, thisHost().pidNamespace);
+            assert.notEqual(record.agent_pid_ns, pidNamespace());
             // Idle for 6 minutes; its pid, looked up here, is some other program or none.
             await backdate(dir, "ctr", 360);
             const line = bySession(await tick(dir)).ctr!;
@@ -373,7 +373,7 @@ Deno.test({
       await withTempDir(async (dir) => {
         await registerSession(`${dir}/project`, "away", {
           heartbeatAgo: 900,
-          record: { agent_host: "build-box-2", agent_pid_ns: thisHost().pidNamespace },
+          record: { agent_host: "build-box-2", agent_pid_ns: pidNamespace() },
         });
         const line = bySession(await tick(dir)).away!;
         assert.deepEqual([line.state, line.action], ["unknown", "none"], line.reason);

@@ -265,48 +265,46 @@ export async function agentProcess(
   return fallback ?? info;
 }
 
-/** Where this process runs: what tells its pids apart from another machine's or container's. */
-export interface HostIdentity {
-  hostname: string;
-  /** Linux: the inode of `/proc/self/ns/pid`, the pid namespace pids are numbered in. */
-  pidNamespace: number | null;
-}
-
-let here: HostIdentity | undefined;
+let namespace: number | null | undefined;
 
 /**
- * This process's host name and pid namespace. A pid recorded by a process with another of either
- * (a devcontainer with the project mounted, a project shared between machines) means nothing
- * here: looking it up in this `/proc` finds some other process, or none.
+ * Linux: the inode of this process's pid namespace (`/proc/self/ns/pid`), the one its pids are
+ * numbered in; null elsewhere. A pid recorded in another (a devcontainer with the project
+ * mounted) means nothing here: looking it up in this `/proc` finds some other process, or none.
  */
-export function thisHost(): HostIdentity {
-  if (here) return here;
-  let hostname = "";
-  try {
-    hostname = Deno.hostname().slice(0, 255);
-  } catch {
-    // Not permitted, or not known: only the namespace tells.
-  }
-  let pidNamespace: number | null = null;
+export function pidNamespace(): number | null {
+  if (namespace !== undefined) return namespace;
+  namespace = null;
   if (Deno.build.os === "linux") {
     try {
       const inode = /\[(\d+)\]/.exec(Deno.readLinkSync("/proc/self/ns/pid"))?.[1];
-      pidNamespace = inode === undefined ? null : Number(inode);
+      if (inode !== undefined) namespace = Number(inode);
     } catch {
       // No /proc here.
     }
   }
-  return here = { hostname, pidNamespace };
+  return namespace;
 }
 
-/** Whether a process recorded with `recorded` as its host can be looked up from here. */
+/** Where a process runs: what tells its pids apart from another machine's or container's. */
+export interface HostIdentity {
+  hostname: string;
+  pidNamespace: number | null;
+}
+
+/**
+ * Whether a pid recorded where `recorded` says can be looked up here, on host `hostname`: not when
+ * it was recorded on another host (a project shared between machines) or in another pid
+ * namespace. What was not recorded does not count against it.
+ */
 export function sameHost(
   recorded: { hostname?: string | null | undefined; pidNamespace?: number | null | undefined },
+  hostname: string,
 ): boolean {
-  const local = thisHost();
-  if (recorded.hostname && local.hostname && recorded.hostname !== local.hostname) return false;
-  return !(typeof recorded.pidNamespace === "number" && local.pidNamespace !== null &&
-    recorded.pidNamespace !== local.pidNamespace);
+  if (recorded.hostname && hostname && recorded.hostname !== hostname) return false;
+  const local = pidNamespace();
+  return !(typeof recorded.pidNamespace === "number" && local !== null &&
+    recorded.pidNamespace !== local);
 }
 
 /** A recorded process identity, as `session.json` keeps it. */

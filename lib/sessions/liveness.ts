@@ -88,9 +88,13 @@ async function paneEvidence(
 export async function hostEvidence(
   record: SessionRecord | undefined,
   index: PaneIndex,
-  agentCommands: readonly string[] = ["claude"],
+  { agentCommands = ["claude"], hostname = "" }: {
+    agentCommands?: readonly string[] | undefined;
+    hostname?: string | undefined;
+  } = {},
 ): Promise<HostEvidence> {
-  if (record && !sameHost({ hostname: record.agent_host, pidNamespace: record.agent_pid_ns })) {
+  const recorded = { hostname: record?.agent_host, pidNamespace: record?.agent_pid_ns };
+  if (record && !sameHost(recorded, hostname)) {
     return { pane: "unknown", process: "elsewhere" };
   }
   const [pane, process] = await Promise.all([
@@ -112,6 +116,8 @@ export interface AssessOptions extends SessionOptions {
   panes: PaneIndex;
   /** Programs that are the agent (`watch.agentCommands`), for what a pane runs. */
   agentCommands?: readonly string[];
+  /** This host's name, to tell an agent recorded on another (see `sameHost`). */
+  hostname?: string;
   /** Read `session.json` of every session that is not finished, to show it (status does). */
   withRecord?: boolean;
 }
@@ -231,6 +237,6 @@ export async function assessSession(
       return step.done;
     }
     at.record ??= await readSessionRecord(root, id);
-    at.seen.host = await hostEvidence(at.record, options.panes, options.agentCommands);
+    at.seen.host = await hostEvidence(at.record, options.panes, options);
   }
 }

@@ -8,7 +8,7 @@
 
 import type { HookRequest } from "../claude/hook_io.ts";
 import { HOOK_NAMES } from "../claude/hook_names.ts";
-import { agentProcess, thisHost } from "../host/proc.ts";
+import { agentProcess, pidNamespace } from "../host/proc.ts";
 import {
   type AgentIdentity,
   recordSighting,
@@ -65,7 +65,7 @@ export async function sightSession(
     transcriptPath: input.transcript_path,
     env: ctx.env,
     hookParentPid: ctx.ppid,
-    host: thisHost(),
+    host: { hostname: ctx.hostname().slice(0, 255), pidNamespace: pidNamespace() },
     findAgent: (known) =>
       findAgent(known, ctx.ppid, async () => (await config()).watch.agentCommands),
   }, { now, waitMs });

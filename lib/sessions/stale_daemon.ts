@@ -48,6 +48,8 @@ export interface SessionReport {
 export interface DaemonDeps {
   env: Readonly<Record<string, string>>;
   now(): number;
+  /** This host's name (an agent recorded on another cannot be checked from here). */
+  hostname(): string;
   signal: AbortSignal;
   /**
    * Hears every session's judgement, each tick; `notable` when something was done or went wrong
@@ -223,6 +225,7 @@ export class StaleDaemon {
       ...settings,
       panes: t.panes,
       agentCommands: t.config.watch.agentCommands,
+      hostname: this.#deps.hostname(),
     });
     if (judged.state === "unregistered") return; // no registry, no heartbeat: not a live session
     if (judged.state === "alive") t.alive.push(id);
@@ -345,6 +348,7 @@ export class StaleDaemon {
         staleAfterSeconds: t.staleAfter,
         panes: new Map(),
         agentCommands: t.config.watch.agentCommands,
+        hostname: this.#deps.hostname(),
       });
       if (again.state !== "dead") return null; // it came back, or was rescued by another
       await clearFinished(root, id); // first: see markFinished
