@@ -513,14 +513,14 @@ async function writeAll(file: Deno.FsFile, bytes: Uint8Array): Promise<void> {
 
 /**
  * Writes `data` to `path` atomically: temp file, fsync, rename. Creates parent directories below
- * `root`. `mode` sets the file's permission bits exactly (umask aside); else the default.
+ * `root`. `mode` and `owner` set the file's permissions (see {@linkcode WriteOptions}).
  * `durable: false` skips the fsync, for a file whose loss in a power cut costs nothing (the
  * heartbeat, rewritten on every tool call): readers still see the old file or the new one.
  */
 export async function writeFileAtomic(
   path: string,
   data: string | Uint8Array,
-  { root, mode, durable = true }: Within & { mode?: number | undefined; durable?: boolean },
+  { root, mode, owner, durable = true }: Within & WriteOptions & { durable?: boolean },
 ): Promise<void> {
   const dir = dirName(path);
   const name = baseName(path);
@@ -540,7 +540,7 @@ export async function writeFileAtomic(
       file.close();
     }
     inStateDir(root, dir, false, () => {
-      setMode(temp, mode);
+      setMode(temp, mode, owner);
       Deno.renameSync(temp, name);
     });
   } catch (error) {
@@ -558,9 +558,28 @@ function modeOption(mode: number | undefined): { mode?: number } {
   return mode === undefined ? {} : { mode };
 }
 
-/** Sets `name`'s permission bits to exactly `mode`, umask aside (not on Windows). */
-function setMode(name: string, mode: number | undefined): void {
-  if (mode !== undefined && Deno.build.os !== "windows") Deno.chmodSync(name, mode);
+/** How a written file's permissions are set. */
+export interface WriteOptions {
+  /** The permission bits, exactly (umask aside); else the default. */
+  mode?: number | undefined;
+  /**
+   * The owner to give it (a file rewritten for someone else keeps theirs). Where that is not
+   * permitted (only root may give a file away), it keeps the writer's.
+   */
+  owner?: { uid: number; gid: number } | undefined;
+}
+
+/** Sets `name`'s owner and permission bits (see {@linkcode WriteOptions}; not on Windows). */
+function setMode(name: string, mode: number | undefined, owner?: WriteOptions["owner"]): void {
+  if (Deno.build.os === "windows") return;
+  if (owner) {
+    try {
+      Deno.chownSync(name, owner.uid, owner.gid);
+    } catch (error) {
+      if (!(error instanceof Deno.errors.PermissionDenied)) throw error;
+    }
+  }
+  if (mode !== undefined) Deno.chmodSync(name, mode); // after chown, which may clear setuid bits
 }
 
 /**
@@ -570,12 +589,12 @@ function setMode(name: string, mode: number | undefined): void {
 export async function writeNewFile(
   path: string,
   data: string,
-  { root, mode }: Within & { mode?: number | undefined },
+  { root, mode, owner }: Within & WriteOptions,
 ): Promise<void> {
   const name = baseName(path);
   const file = inStateDir(root, dirName(path), true, () => {
     const created = Deno.openSync(name, { write: true, createNew: true, ...modeOption(mode) });
-    setMode(name, mode);
+    setMode(name, mode, owner);
     return created;
   });
   try {
