@@ -51,7 +51,7 @@ function age(seconds: number | null): string {
 
 /** One line a row, so that a line break in a cell is a character to replace, not a line. */
 function table(rows: string[][], indent = "  "): string[] {
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  const widths = rows[0]!.map((_, i) => rows.reduce((w, r) => Math.max(w, r[i]!.length), 0));
   return rows.map((r) => indent + r.map((cell, i) => cell.padEnd(widths[i]!)).join("  ").trimEnd());
 }
 
@@ -144,7 +144,7 @@ function statusLines(s: StatusView): string[] {
     name: d.name === "registered" ? "every registered project" : "the projects given with --root",
   }));
   out.push(running("daemon", daemons, "`lifeline daemon stale`"));
-  // Spread into arrays, not into push's arguments: a project can hold thousands of sessions.
+  // Spread into arrays, never into a call's arguments: a project can hold thousands of sessions.
   const projects = s.other_projects.flatMap((other) => [
     `  ${other.root}`,
     ...("error" in other
