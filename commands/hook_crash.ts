@@ -26,6 +26,7 @@ import { gatherAdvice, queueAdvice } from "../lib/advice/pending_advice.ts";
 import type * as RecoveryLog from "../lib/state/recovery_log.ts";
 import { importLater } from "../lib/core/lazy.ts";
 import { readSessionRecord } from "../lib/sessions/registry.ts";
+import { sightSession } from "../lib/sessions/sighting.ts";
 import { pathExists, writeFileAtomic } from "../lib/state/store.ts";
 
 /** Finished sessions pruned per session start at most; the daemon prunes the rest. */
@@ -45,9 +46,15 @@ crashed sessions left behind and repairs what is stale:
                           exists: the session is told to read it before anything else
   sessions/*/handoffs/scavenged.md
                           rescued by \`lifeline daemon stale\`: offered once, while the session
-                          is still scavenged (not while it is alive again)
+                          is still scavenged (not while it is alive again), and only as the
+                          daemon wrote it (its ledger in lifeline's state directory says so):
+                          a handoff that came with the repository is never offered
   sessions/*/             finished (ended, or scavenged with the handoff delivered) and idle for
-                          longer than stale.pruneAfterDays (7): deleted, up to ${MAX_PRUNES} per start
+                          longer than stale.pruneAfterDays (7): deleted, up to ${MAX_PRUNES} per start;
+                          never the session starting now
+
+The session starting is first recorded as alive, as \`lifeline hook heartbeat\` records it (a
+session resumed days after it ended is so never taken for a finished one).
 
 Also delivers the session's pending advice, records its model (SessionStart "model") for model
 fallback, and counts API errors found in the transcript that no StopFailure hook recorded.
@@ -91,6 +98,18 @@ export async function handle(request: HookRequest): Promise<HookOutput | null> {
 
   const config = await request.config();
   const waitMs = await request.lockWaitMs();
+  // First, this session is seen alive: a session resumed days after it ended (`--resume`, the
+  // same id) is finished, and old enough to prune, until its own hooks say otherwise. Recorded
+  // now, neither this scan nor the daemon takes it for a finished one before its first tool call.
+  await sightSession(request, { waitMs }).catch((error) =>
+    logHookProblem(ctx.env, {
+      command: "hook crash",
+      message: "could not record this session as alive",
+      error,
+      root,
+      session,
+    })
+  );
   const { sessions, skipped } = await surveySessions(root, { now });
   if (skipped.length > 0) {
     await logHookProblem(ctx.env, {
@@ -112,6 +131,7 @@ export async function handle(request: HookRequest): Promise<HookOutput | null> {
     staleAfterSeconds: config.stale.afterSeconds,
     pruneAfterSeconds: config.stale.pruneAfterDays * 86_400,
     maxPrunes: MAX_PRUNES,
+    env: ctx.env,
   });
 
   // A loop of `claude -p` runs starts a new session each time, and its StopFailure hooks are

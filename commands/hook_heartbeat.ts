@@ -14,25 +14,19 @@ import {
   logHookProblem,
   runHook,
 } from "../lib/claude/hook_io.ts";
-import { agentProcess } from "../lib/host/proc.ts";
 import { registerRoot } from "../lib/state/roots.ts";
 import { LockTimeoutError } from "../lib/state/store.ts";
-import { importLater } from "../lib/core/lazy.ts";
-import type * as RecoveryLog from "../lib/state/recovery_log.ts";
-import {
-  type AgentIdentity,
-  recordSessionEnd,
-  recordSighting,
-  type SessionRecord,
-} from "../lib/sessions/registry.ts";
+import { recordSessionEnd } from "../lib/sessions/registry.ts";
+import { sightSession } from "../lib/sessions/sighting.ts";
 
 export const help = `Usage: lifeline hook heartbeat [--root DIR] [--background]
 
 Claude Code hook for PostToolUse (configure it with "async": true). Writes
 sessions/<id>/heartbeat (epoch seconds) and keeps sessions/<id>/session.json current: the cwd,
 transcript path, tmux pane and socket ($TMUX_PANE, $TMUX), the agent's pid and start time (the
-hook's parent, past shells and wrappers such as timeout, env, nice, nohup), and when the session
-was first and last seen (last_seen is refreshed at most once a minute when nothing else changed).
+nearest ancestor that is an agent command, watch.agentCommands, past shells, wrappers such as
+timeout, env, nice, nohup, strace, and launchers of the hook such as the npm deno shim), the
+host name and pid namespace that pid belongs to, and when the session was first and last seen (last_seen is refreshed at most once a minute when nothing else changed).
 Prints nothing.
 
 A session that \`lifeline daemon stale\` scavenged, or that had ended, is marked alive again
@@ -49,31 +43,9 @@ same session holds session.json, that one is recording the same facts, and this 
 
 ${HOOK_FLAGS_HELP}`;
 
-/**
- * The agent behind this hook call. The answer is reused while the hook's parent stays the same
- * process (the usual case: the agent runs its hooks directly, or through a shell that execs them);
- * otherwise it is looked up again (on Linux, a few reads of `/proc`: no process is spawned). A
- * record from an earlier version, whose start time is a text, is looked up again and so migrated.
- */
-async function findAgent(known: SessionRecord | undefined, ppid: number): Promise<AgentIdentity> {
-  if (
-    known?.hook_parent_pid === ppid && typeof known.agent_pid === "number" &&
-    typeof known.agent_started === "number"
-  ) {
-    return {
-      pid: known.agent_pid,
-      command: known.agent_command ?? "",
-      startedMs: known.agent_started,
-      startId: known.agent_start_id ?? undefined,
-    };
-  }
-  const agent = await agentProcess(ppid);
-  // Without a way to look processes up (Windows), the parent pid is still worth recording.
-  return agent ?? { pid: ppid, command: "", startedMs: null };
-}
-
 /** Records the sighting (and the project's root, when it is new); says nothing to the model. */
-export async function handle({ input, root, ctx, lockWaitMs }: HookRequest): Promise<null> {
+export async function handle(request: HookRequest): Promise<null> {
+  const { input, root, ctx, lockWaitMs } = request;
   // The registry of roots is the daemon's to read, not this session's: its trouble is logged
   // and the heartbeat goes on.
   const registering = registerRoot(ctx.env, root, { now: ctx.now() }).catch((error) =>
@@ -88,7 +60,7 @@ export async function handle({ input, root, ctx, lockWaitMs }: HookRequest): Pro
     if (isEvent(input, "SessionEnd")) {
       await recordSessionEnd(root, input.session_id, { reason: input.reason, now: ctx.now() });
     }
-    await record({ input, root, ctx, waitMs: await lockWaitMs() });
+    await sightSession(request, { waitMs: await lockWaitMs() });
   } catch (error) {
     if (!(error instanceof LockTimeoutError)) throw error;
     // The heartbeat file is written; another heartbeat holds session.json and is recording the
@@ -103,36 +75,6 @@ export async function handle({ input, root, ctx, lockWaitMs }: HookRequest): Pro
     await registering;
   }
   return null;
-}
-
-async function record(
-  { input, root, ctx, waitMs }: Pick<HookRequest, "input" | "root" | "ctx"> & { waitMs: number },
-): Promise<void> {
-  const now = ctx.now();
-  const { status } = await recordSighting({
-    sessionId: input.session_id,
-    root,
-    event: input.hook_event_name,
-    cwd: input.cwd,
-    transcriptPath: input.transcript_path,
-    env: ctx.env,
-    hookParentPid: ctx.ppid,
-    findAgent: (known) => findAgent(known, ctx.ppid),
-  }, { now, waitMs });
-  if (status?.from === "scavenged") {
-    const { logRecovery } = await importLater<typeof RecoveryLog>(
-      "../lib/state/recovery_log.ts",
-      import.meta.url,
-    ); // rarely needed
-    await logRecovery(root, {
-      ts: new Date(now).toISOString(),
-      session: input.session_id,
-      kind: "stale_session",
-      action: "revived",
-      target: `sessions/${input.session_id}`,
-      result: "its heartbeat hook ran again after it was scavenged; marked alive",
-    });
-  }
 }
 
 export function run(ctx: Context): Promise<number> {

@@ -27,12 +27,16 @@ Adds lifeline's hooks to a Claude Code settings file:
   PostToolUseFailure   lifeline hook track
   StopFailure          lifeline hook track
   Stop                 lifeline hook track
+  SessionEnd           lifeline hook heartbeat (a session you quit is ended, not dead)
 
 Running it again adds nothing: lifeline entries are recognised whatever path they call the
-binary by, and updated in place. Every other key, hook and entry is kept. The file is backed up
-next to itself (settings.json.bak-<time>) before it is written, atomically, with its permissions
-kept; a settings.json that is a link (dotfiles) is written where it leads. A file that is not
-valid JSON, or whose hooks have a shape lifeline does not know, is left alone, with the reason.
+binary by, and left as you wrote them (wrappers, flags, environment, redirections, async,
+timeouts); only a lifeline path that no longer exists is pointed at this one, in place. Every
+other key, hook and entry is kept, byte for byte: only the "hooks" member's text is rewritten.
+The file is backed up next to itself (settings.json.bak-<time>) before it is written,
+atomically, with its permissions and owner kept; a settings.json that is a link (dotfiles) is
+written where it leads. A file that is not valid JSON, or whose hooks have a shape lifeline does
+not know, is left alone, with the reason.
 
 The hooks call \`lifeline\` when it is on PATH, or else this binary by its absolute path.
 
@@ -108,7 +112,7 @@ export async function run(ctx: Context): Promise<number> {
   const file = await openSettings(args.path, { merge: !args.remove });
   const change = args.remove
     ? { ...removeHooks(file.value), added: [], updated: [], unchanged: [] }
-    : { ...mergeHooks(file.value, await binaryCommand(ctx.env)), removed: [] };
+    : { ...mergeHooks(file.value, await binaryCommand(ctx.env), { missing }), removed: [] };
   const changed = change.added.length + change.updated.length + change.removed.length > 0 ||
     (file.text === null && !args.remove);
   const write = changed && !args.dryRun;
@@ -136,7 +140,7 @@ export async function run(ctx: Context): Promise<number> {
     ctx.out.line(
       changed ? `Would write ${args.path}:` : `${args.path} is up to date; nothing would change.`,
     );
-    if (changed) ctx.out.line(settingsText(change.settings).trimEnd());
+    if (changed) ctx.out.line(settingsText(change.settings, file.text).trimEnd());
   } else if (write) {
     ctx.out.line(`Wrote ${args.path}${backup ? ` (backup: ${backup})` : ""}.`);
   } else {
@@ -148,6 +152,16 @@ export async function run(ctx: Context): Promise<number> {
   }
   if (exclude) ctx.out.line(excludeLine(exclude, args.dryRun));
   return EXIT.ok;
+}
+
+/** Whether a lifeline path named in a hook command is gone (then init points it at this one). */
+function missing(path: string): boolean {
+  try {
+    Deno.statSync(path);
+    return false;
+  } catch (error) {
+    return error instanceof Deno.errors.NotFound;
+  }
 }
 
 function pick({ added, updated, unchanged }: Record<"added" | "updated" | "unchanged", string[]>) {

@@ -54,6 +54,8 @@ async function projectStatus(ctx: Context, root: string) {
   const { sessions, finished, open } = await sessionsStatus(root, {
     now: ctx.now(),
     staleAfterSeconds: config.stale.afterSeconds,
+    agentCommands: config.watch.agentCommands,
+    hostname: ctx.hostname(),
   });
   const harness = await harnessStatus(root);
   const advice = await adviceStatus(root, open, { threshold: config.toolFallback.threshold });

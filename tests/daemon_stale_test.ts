@@ -166,7 +166,10 @@ Deno.test({
   async fn() {
     await withTempDir((dir) =>
       withTmux(dir, async (tmux) => {
-        const pane = await tmux.addAgent(agentScreen({ conversation: ["❯ hi"] }));
+        // The pane is there, but the agent is not: it shows the shell the agent ran in.
+        const pane = await tmux.addAgent(agentScreen({ conversation: ["❯ hi"] }), {
+          command: "bash",
+        });
         const gone = await sleeper();
         await stop(gone.child);
         await register(dir, "pid-died", {

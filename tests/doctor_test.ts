@@ -44,7 +44,7 @@ Deno.test({
       const { code, checks } = await doctor(dir, env);
       assert.equal(code, 0);
       assert.deepEqual(checks.filter((c) => c.status === "fail"), []);
-      assert.equal(find(checks, "hooks", "ok").length, 7);
+      assert.equal(find(checks, "hooks", "ok").length, 8);
       assert.match(find(checks, "binary", "ok")[0]!.message, /lifeline is on PATH/);
       assert.match(find(checks, "tmux", "ok")[0]?.message ?? "", /^tmux \d/);
       assert.match(find(checks, "self-heal", "ok")[0]!.message, /self-heal is on/);
@@ -221,7 +221,7 @@ Deno.test({
       const binary = find(checks, "binary", "fail")[0]!;
       assert.equal(binary.message, "lifeline is not on PATH");
       assert.match(binary.fix!, /PATH directory/);
-      assert.equal(find(checks, "hooks", "fail").length, 7, "every hook names a missing command");
+      assert.equal(find(checks, "hooks", "fail").length, 8, "every hook names a missing command");
       assert.match(find(checks, "tmux", "warn")[0]!.message, /tmux is not installed/);
     });
   },

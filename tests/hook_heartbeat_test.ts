@@ -241,3 +241,30 @@ Deno.test("a SessionEnd records why the session ended, even when its registry is
     assert.ok(Math.abs(end.at - Date.now()) < 60_000);
   });
 });
+
+Deno.test("every field session.json keeps is bounded: a 17 MB cwd is not kept, nothing is moved aside", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.mkdir(`${dir}/project`, { recursive: true });
+    // With CLAUDE_PROJECT_DIR set (as the client sets it), the root does not come from the cwd.
+    const input = JSON.stringify({
+      ...await hookInput("hh-tool-ok", "PostToolUse"),
+      session_id: "s1",
+      cwd: "/x" + "A".repeat(17 << 20),
+      transcript_path: "/t" + "B".repeat(5000),
+    });
+    for (let i = 0; i < 3; i++) {
+      const result = await runLifeline(["hook", "heartbeat"], {
+        stdin: input,
+        env: { HOME: `${dir}/home`, CLAUDE_PROJECT_DIR: `${dir}/project` },
+      });
+      assert.equal(result.code, 0);
+    }
+    const sessionDir = `${dir}/project/sessions/s1`;
+    assert.deepEqual((await listDir(sessionDir)).filter((n) => n.includes("corrupt")), []);
+    const text = await Deno.readTextFile(`${sessionDir}/session.json`);
+    assert.ok(text.length < 4096, `session.json is ${text.length} bytes`);
+    const record = JSON.parse(text);
+    assert.equal(record.cwd, null);
+    assert.equal(record.transcript_path, null);
+  });
+});

@@ -55,7 +55,7 @@ Deno.test({
       assert.equal(removed.code, 0, removed.stderr);
       const out = JSON.parse(removed.stdout);
       assert.equal(out.written, true);
-      assert.equal(out.removed.length, 8);
+      assert.equal(out.removed.length, 9);
       assert.ok(out.removed.includes("SessionStart: lifeline hook crash"));
       assert.deepEqual(JSON.parse(await Deno.readTextFile(path)), USERS_OWN);
       assert.equal(await Deno.readTextFile(out.backup), before);

@@ -39,6 +39,7 @@ const EXPECTED_HOOKS = {
   }],
   StopFailure: [{ hooks: [{ type: "command", command: "lifeline hook track" }] }],
   Stop: [{ hooks: [{ type: "command", command: "lifeline hook track" }] }],
+  SessionEnd: [{ hooks: [{ type: "command", command: "lifeline hook heartbeat" }] }],
 };
 
 Deno.test({
@@ -51,7 +52,7 @@ Deno.test({
       assert.equal(result.code, 0, result.stderr);
       const out = JSON.parse(result.stdout);
       assert.equal(out.path, path);
-      assert.equal(out.added.length, 7);
+      assert.equal(out.added.length, 8);
       assert.equal(out.backup, null);
       assert.deepEqual(JSON.parse(await Deno.readTextFile(path)), { hooks: EXPECTED_HOOKS });
     });
@@ -99,7 +100,7 @@ Deno.test({
         false,
         null,
       ]);
-      assert.equal(second.unchanged.length, 7);
+      assert.equal(second.unchanged.length, 8);
       assert.equal(await Deno.readTextFile(path), after, "nothing written");
       const backups = (await listDir(`${dir}/home/.claude`)).filter((n) => n.includes(".bak-"));
       assert.equal(backups.length, 1);
@@ -131,7 +132,7 @@ Deno.test({
 });
 
 Deno.test({
-  name: "older lifeline entries, under another path to the binary, are updated in place",
+  name: "older lifeline entries whose binary is gone are pointed at this one, in place",
   ignore: Deno.build.os === "windows",
   async fn() {
     await withTempDir(async (dir) => {
@@ -164,7 +165,8 @@ Deno.test({
       assert.deepEqual(hooks.PostToolUse, [{
         matcher: "*",
         hooks: [
-          { type: "command", command: "lifeline hook heartbeat", async: true },
+          // As the user wrote it, but for the path: no "async" added.
+          { type: "command", command: "lifeline hook heartbeat" },
           { type: "command", command: "lifeline hook track", timeout: 30 },
           { type: "command", command: "other-tool" },
         ],
@@ -329,6 +331,88 @@ Deno.test({
       );
       assert.doesNotMatch(result.stderr, /trailing comma/);
       assert.equal(await Deno.readTextFile(path), "[]\n");
+    });
+  },
+});
+
+Deno.test({
+  name: "init leaves the user's own lifeline entries and every other byte as they were",
+  ignore: Deno.build.os === "windows",
+  async fn(t) {
+    await t.step("custom commands: wrappers, flags, environment, redirections", async () => {
+      await withTempDir(async (dir) => {
+        const path = await setUp(dir);
+        const track = "timeout 20 lifeline hook track --root /home/me/proj 2>>/tmp/ll.err";
+        const crash = `LIFELINE_ROOT=/srv/app ${dir}/bin/lifeline hook crash --background`;
+        await Deno.writeTextFile(
+          path,
+          JSON.stringify({
+            hooks: {
+              PostToolUse: [{ matcher: "*", hooks: [{ type: "command", command: track }] }],
+              SessionStart: [{ hooks: [{ type: "command", command: crash }] }],
+            },
+          }),
+        );
+        const out = JSON.parse((await init(dir)).stdout);
+        assert.deepEqual(out.updated, []);
+        const hooks = JSON.parse(await Deno.readTextFile(path)).hooks;
+        assert.equal(hooks.PostToolUse[0].hooks[0].command, track);
+        assert.equal(hooks.SessionStart[0].hooks[0].command, crash);
+      });
+    });
+    await t.step("a lifeline path that is gone: that word alone is replaced", async () => {
+      await withTempDir(async (dir) => {
+        const path = await setUp(dir);
+        const command = "LIFELINE_ROOT=/srv/app /opt/gone/lifeline hook crash --background 2>>x";
+        await Deno.writeTextFile(
+          path,
+          JSON.stringify({ hooks: { SessionStart: [{ hooks: [{ type: "command", command }] }] } }),
+        );
+        const out = JSON.parse((await init(dir)).stdout);
+        assert.deepEqual(out.updated, ["SessionStart: lifeline hook crash"]);
+        const hooks = JSON.parse(await Deno.readTextFile(path)).hooks;
+        assert.equal(
+          hooks.SessionStart[0].hooks[0].command,
+          "LIFELINE_ROOT=/srv/app lifeline hook crash --background 2>>x",
+        );
+      });
+    });
+    await t.step("numbers, duplicate keys, escapes and spacing outside the hooks", async () => {
+      await withTempDir(async (dir) => {
+        const path = await setUp(dir);
+        const head = '{\n    "n": 12345678901234567890,\n    "f": 1.50,\n    "u": "\\u00e9",\n' +
+          '    "x": 1e2,\n    "env": {"A": "1"},\n    "env": {"A": "2"},\n';
+        await Deno.writeTextFile(path, `${head}    "hooks": {}\n}\n`);
+        await init(dir);
+        const written = await Deno.readTextFile(path);
+        assert.ok(written.startsWith(head), written);
+        assert.deepEqual(JSON.parse(written).hooks, EXPECTED_HOOKS);
+        assert.match(
+          written,
+          /\n {4}"hooks": \{\n {8}"SessionStart": \[/,
+          "indented like the file",
+        );
+        const removed = JSON.parse((await init(dir, "--remove")).stdout);
+        assert.equal(removed.removed.length, 8);
+        assert.equal(await Deno.readTextFile(path), `${head.replace(/,\n$/, "\n")}}\n`);
+      });
+    });
+    await t.step({
+      name: "a file of another user keeps its owner, and so does its backup (init as root)",
+      ignore: Deno.uid() !== 0,
+      fn: async () => {
+        await withTempDir(async (dir) => {
+          const path = await setUp(dir);
+          await Deno.writeTextFile(path, '{"model": "opus"}\n');
+          await Deno.chown(path, 1000, 1000);
+          await Deno.chmod(path, 0o600);
+          const out = JSON.parse((await init(dir)).stdout);
+          for (const file of [path, out.backup]) {
+            const info = await Deno.stat(file);
+            assert.deepEqual([info.uid, info.gid, info.mode! & 0o777], [1000, 1000, 0o600], file);
+          }
+        });
+      },
     });
   },
 });

@@ -11,7 +11,11 @@ import {
   startHookAgent,
   waitForLines,
 } from "./helpers/hook_agent_process.ts";
-import { ownLogLines, parseHookStdout, runLifeline } from "./helpers/lifeline.ts";
+import { ownLogLines, parseHookStdout, REPO_DIR, runLifeline } from "./helpers/lifeline.ts";
+import { agentScreen } from "./helpers/screens.ts";
+import { withTmux } from "./helpers/tmux_harness.ts";
+import { pidNamespace } from "../lib/host/proc.ts";
+import { onPath } from "../lib/host/self.ts";
 import { registerSession } from "./helpers/sessions.ts";
 import { withTempDir } from "./helpers/temp.ts";
 
@@ -175,9 +179,10 @@ function tmuxServer(dir: string) {
   return {
     run,
     /** Starts an agent in a pane of its own; its hooks see the pane in $TMUX and $TMUX_PANE. */
-    async agentPane(id: string): Promise<{ pane: string; agentPid: number }> {
+    async agentPane(id: string, command?: string): Promise<{ pane: string; agentPid: number }> {
       const launch = await hookAgentLaunch(dir, id, await toolInput(dir, id), {
         env: { HOME: `${dir}/home` },
+        ...(command ? { command } : {}),
       });
       const quote = (word: string) => `'${word.replaceAll("'", "'\\''")}'`;
       const env = Object.entries(launch.env).map(([k, v]) => `${k}=${quote(v)}`).join(" ");
@@ -252,6 +257,127 @@ Deno.test({
           }
         }
       }
+    });
+  },
+});
+
+Deno.test({
+  name: "a launcher that stays as the hook's parent is never taken for the agent",
+  ignore: IGNORE,
+  async fn(t) {
+    const quote = (word: string) => `'${word.replaceAll("'", "'\\''")}'`;
+    const launcher = `${quote(Deno.execPath())} run -A ${
+      quote(`${REPO_DIR}/tests/helpers/launcher.ts`)
+    }`;
+    const commands: Record<string, string> = {
+      // The npm `deno` shim and npx: `node bin.cjs run … main.ts hook heartbeat`.
+      "a launcher that passes the command line on": `${launcher} lifeline hook heartbeat`,
+    };
+    if (await onPath("strace", Deno.env.get("PATH"))) {
+      commands.strace = "strace -f -o /dev/null lifeline hook heartbeat";
+    }
+    for (const [name, command] of Object.entries(commands)) {
+      await t.step(name, async () => {
+        await withTempDir(async (dir) => {
+          const server = tmuxServer(dir);
+          try {
+            // A live agent in a live pane, idle (waiting for its user) for 6 minutes.
+            const { agentPid } = await server.agentPane("s1", command);
+            const record = await readRecord(dir, "s1");
+            assert.equal(record.agent_pid, agentPid, `the agent, not the launcher (${command})`);
+            await backdate(dir, "s1", 360);
+            const line = bySession(await tick(dir)).s1!;
+            assert.deepEqual([line.state, line.action], ["alive", "none"], line.reason);
+          } finally {
+            await server.kill();
+          }
+        });
+      });
+    }
+  },
+});
+
+Deno.test({
+  name: "a pane that still runs the agent is not dead because the recorded process is gone",
+  ignore: IGNORE,
+  async fn() {
+    await withTempDir((dir) =>
+      withTmux(dir, async (tmux) => {
+        const pane = await tmux.addAgent(agentScreen({ conversation: ["❯ waiting"] }));
+        await registerSession(`${dir}/project`, "s1", {
+          heartbeatAgo: 900,
+          record: {
+            tmux_pane: pane.id,
+            tmux_socket: await tmux.socketPath(),
+            agent_command: "claude",
+          },
+        });
+        const line = bySession(await tick(dir)).s1!;
+        assert.deepEqual([line.state, line.action], ["unknown", "none"], line.reason);
+        assert.match(line.reason, /its tmux pane still runs the agent/);
+      })
+    );
+  },
+});
+
+/** `unshare` with a pid namespace of its own (and, for a user who is not root, a user one). */
+async function unshareArgs(): Promise<string[] | null> {
+  for (
+    const args of [["--pid", "--fork", "--mount-proc"], ["-r", "--pid", "--fork", "--mount-proc"]]
+  ) {
+    const out = await new Deno.Command("unshare", { args: [...args, "true"], stderr: "null" })
+      .output().catch(() => null);
+    if (out?.success) return args;
+  }
+  return null;
+}
+
+Deno.test({
+  name: "an agent in another pid namespace or on another host is unknown, never dead",
+  ignore: IGNORE,
+  async fn(t) {
+    const unshare = await unshareArgs();
+    await t.step({
+      name: "a container: the agent and its hooks in a pid namespace of their own",
+      ignore: unshare === null,
+      fn: async () => {
+        await withTempDir(async (dir) => {
+          const launch = await hookAgentLaunch(dir, "ctr", await toolInput(dir, "ctr"), {
+            env: { HOME: `${dir}/home` },
+          });
+          const child = new Deno.Command("unshare", {
+            args: [...unshare!, launch.program, ...launch.args],
+            env: launch.env,
+            clearEnv: true,
+            stdin: "null",
+            stdout: "null",
+            stderr: "null",
+          }).spawn();
+          try {
+            await waitForLines(launch.done, 1);
+            const record = await readRecord(dir, "ctr");
+            assert.notEqual(record.agent_pid_ns, pidNamespace());
+            // Idle for 6 minutes; its pid, looked up here, is some other program or none.
+            await backdate(dir, "ctr", 360);
+            const line = bySession(await tick(dir)).ctr!;
+            assert.deepEqual([line.state, line.action], ["unknown", "none"], line.reason);
+            assert.match(line.reason, /another pid namespace/);
+          } finally {
+            child.kill("SIGKILL");
+            await child.status;
+          }
+        });
+      },
+    });
+    await t.step("a project shared with another machine", async () => {
+      await withTempDir(async (dir) => {
+        await registerSession(`${dir}/project`, "away", {
+          heartbeatAgo: 900,
+          record: { agent_host: "build-box-2", agent_pid_ns: pidNamespace() },
+        });
+        const line = bySession(await tick(dir)).away!;
+        assert.deepEqual([line.state, line.action], ["unknown", "none"], line.reason);
+      });
     });
   },
 });

@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import * as patterns from "../lib/claude/patterns.ts";
 import * as screenPatterns from "../lib/claude/screen_patterns.ts";
+import * as secrets from "../lib/sessions/secrets.ts";
 import { fill } from "./helpers/budget_worker.ts";
 
 const BUDGET_MS = 100;
@@ -19,7 +20,9 @@ function exportedPatterns(module: Record<string, unknown>): { name: string; patt
     if (value instanceof RegExp) found.push({ name, pattern: value });
     else if (Array.isArray(value)) value.forEach((item, i) => visit(`${name}[${i}]`, item));
     else if (value && typeof value === "object" && "pattern" in value) {
-      visit(`${name} (${String((value as { name?: unknown }).name)})`, value.pattern);
+      const label = (value as { name?: unknown; id?: unknown }).name ??
+        (value as { id?: unknown }).id;
+      visit(`${name} (${String(label)})`, value.pattern);
     }
   };
   for (const [name, value] of Object.entries(module)) visit(name, value);
@@ -73,6 +76,7 @@ for (
   const [file, module] of [
     ["lib/claude/patterns.ts", patterns],
     ["lib/claude/screen_patterns.ts", screenPatterns],
+    ["lib/sessions/secrets.ts", secrets],
   ] as const
 ) {
   Deno.test(`every pattern of ${file} runs in linear time on 1 MB of adversarial text`, async (t) => {
@@ -93,6 +97,10 @@ for (
     }
   });
 }
+
+Deno.test("redact() runs in linear time on 1 MB of every secret pattern's adversarial text", async () => {
+  assertWithinBudget("redact()", await inWorker({ kind: "redact" }));
+});
 
 Deno.test("the crash scan reads an adversarial 1 MB plan well under 100 ms", async (t) => {
   const plans = {

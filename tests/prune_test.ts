@@ -4,6 +4,7 @@ import assert from "node:assert/strict";
 import { hookInput } from "./helpers/fixtures.ts";
 import { parseHookStdout, runLifeline } from "./helpers/lifeline.ts";
 import { registerSession } from "./helpers/sessions.ts";
+import { recordScavenge } from "../lib/state/scavenges.ts";
 import { listDir, withTempDir } from "./helpers/temp.ts";
 
 const DAY = 86_400_000;
@@ -31,6 +32,13 @@ async function session(dir: string, id: string, shape: Shape): Promise<void> {
   await Deno.mkdir(`${sessionDir}/handoffs`);
   if (shape.status === "scavenged") {
     await Deno.writeTextFile(`${sessionDir}/handoffs/scavenged.md`, "# Handoff\n");
+    // As the daemon records what it wrote (hook crash offers nothing else).
+    await recordScavenge({ HOME: `${dir}/home` }, {
+      root: `${dir}/project`,
+      session: id,
+      handoff: "# Handoff\n",
+      now: Date.now(),
+    });
     if (shape.delivered) {
       await Deno.writeTextFile(`${sessionDir}/handoffs/scavenged.md.offered`, "{}\n");
     }

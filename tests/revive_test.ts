@@ -98,7 +98,10 @@ async function deadSession(
   tmux: TmuxHarness,
   id: string,
 ): Promise<{ session: string }> {
-  const pane = await tmux.addAgent(agentScreen({ conversation: [`❯ the work of ${id}`] }));
+  // The agent is gone: its pane shows the shell it ran in.
+  const pane = await tmux.addAgent(agentScreen({ conversation: [`❯ the work of ${id}`] }), {
+    command: "bash",
+  });
   const [session, serverPid] = (await tmux.run([
     ...["display-message", "-p", "-t", pane.id, "#{session_id} #{pid}"],
   ])).trim().split(" ");

@@ -296,6 +296,217 @@ const CREDENTIALS: Record<string, { text: string; secret: string }> = {
   },
 };
 
+/**
+ * One sample of each credential format the red team found surviving redaction (issue 13), and of
+ * each family secrets.ts gained then: [name, text, the secret part that must not survive].
+ */
+const MORE_CREDENTIALS: [string, string, string][] = [
+  ["DB_PASS env", "DB_PASS=Sup3rS3cretPw", "Sup3rS3cretPw"],
+  ["SMTP_PASS", "export SMTP_PASS=hunter2hunter2", "hunter2hunter2"],
+  ["mysql -p", "mysql -u root -pMyR00tPw db", "MyR00tPw"],
+  ["--password space", "psql --password Pg5ecretPw", "Pg5ecretPw"],
+  ["--password= ok?", "app --password=Pg5ecretPw", "Pg5ecretPw"],
+  ["curl -u", "curl -u admin:Adm1nPassw0rd https://api.example.com", "Adm1nPassw0rd"],
+  [
+    "aws configure set",
+    "aws configure set aws_secret_access_key wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY",
+    "wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY",
+  ],
+  [
+    "aws cli flag",
+    "--aws-secret-access-key wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY",
+    "wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY",
+  ],
+  [
+    "azure conn string",
+    "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=Zm9vYmFyYmF6cXV4Zm9vYmFyYmF6cXV4Zm9vYmFyYmF6cXV4Zm9vYmFy==;EndpointSuffix=core.windows.net",
+    "Zm9vYmFyYmF6cXV4Zm9vYmFyYmF6cXV4Zm9vYmFyYmF6cXV4Zm9vYmFy",
+  ],
+  ["URL pw with @", "postgres://admin:p@ssw0rd@db.internal:5432/app", "ssw0rd"],
+  ["URL pw with /", "redis://default:ab/cdEFgh12@cache:6379", "ab/cdEFgh12"],
+  ["yaml pw spaces", "password: correct horse battery staple", "horse battery staple"],
+  [
+    "Cookie header",
+    "Cookie: session=9f8e7d6c5b4a39281706f5e4d3c2b1a0",
+    "9f8e7d6c5b4a39281706f5e4d3c2b1a0",
+  ],
+  [
+    "APP_KEY laravel",
+    "APP_KEY=base64:2fl+Ktvkfl+Fuz4Qp/A75G2RTiWVA/ZoKZvp6fiiM10=",
+    "2fl+Ktvkfl+Fuz4Qp/A75G2RTiWVA/ZoKZvp6fiiM10=",
+  ],
+  [
+    "ENCRYPTION_KEY",
+    "ENCRYPTION_KEY=6b3a55e0261b0304143f805a24924d0c1c44524821305f31d9277843b8a10f4e",
+    "6b3a55e0261b0304143f805a24924d0c1c44524821305f31d9277843b8a10f4e",
+  ],
+  [
+    "telegram bot",
+    "https://api.telegram.org/bot123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw/getMe",
+    "AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw",
+  ],
+  [
+    "discord bot token",
+    "MTIzNDU2Nzg5MDEyMzQ1Njc4.GaBcDe.abcdefghijklmnopqrstuvwxyz0123456789AB",
+    "abcdefghijklmnopqrstuvwxyz0123456789AB",
+  ],
+  [
+    "vault token",
+    "VAULT_ADDR=x hvs.CAESIJlWh8AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
+    "hvs.CAESIJlWh8AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
+  ],
+  [
+    "age secret key",
+    "AGE-SECRET-KEY-1QQPQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ",
+    "AGE-SECRET-KEY-1QQPQQQQ",
+  ],
+  ["twilio api key", "SK0123456789abcdef0123456789abcdef", "SK0123456789abcdef0123456789abcdef"],
+  ["mailgun", "key-0123456789abcdef0123456789abcdef", "key-0123456789abcdef0123456789abcdef"],
+  [
+    "google oauth ya29",
+    "ya29.a0AfH6SMBxYzAbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
+    "ya29.a0AfH6SMBxYzAbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
+  ],
+  [
+    "GOCSPX client secret",
+    "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",
+    "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",
+  ],
+  [
+    "doppler",
+    "dp.pt.abcdefghijklmnopqrstuvwxyz0123456789ABCDEFG",
+    "dp.pt.abcdefghijklmnopqrstuvwxyz0123456789ABCDEFG",
+  ],
+  [
+    "linear",
+    "lin_api_abcdefghijklmnopqrstuvwxyz0123456789ABCD",
+    "lin_api_abcdefghijklmnopqrstuvwxyz0123456789ABCD",
+  ],
+  [
+    "grafana sa",
+    "glsa_abcdefghijklmnopqrstuvwxyz012345_0a1b2c3d",
+    "glsa_abcdefghijklmnopqrstuvwxyz012345_0a1b2c3d",
+  ],
+  [
+    "postman",
+    "PMAK-0123456789abcdef01234567-0123456789abcdef0123456789abcdef01",
+    "PMAK-0123456789abcdef01234567",
+  ],
+  [
+    "atlassian",
+    "ATATT3xFfGF0abcdefghijklmnopqrstuvwxyz0123456789-_ABCDEFGHIJKLMN=0A1B2C3D",
+    "ATATT3xFfGF0abcdefghijklmnopq",
+  ],
+  [
+    "heroku",
+    "HRKU-0123abcd-4567-89ef-0123-456789abcdef",
+    "HRKU-0123abcd-4567-89ef-0123-456789abcdef",
+  ],
+  [
+    "sentry",
+    "sntrys_eyJpYXQiOjE2ODAwMDAwMDB9_abcdefghijklmnopqrstuvwxyz0123456789ABCDEF",
+    "sntrys_eyJpYXQiOjE2ODAwMDAwMDB9_abcdef",
+  ],
+  [
+    "groq",
+    "gsk_abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOP",
+    "gsk_abcdefghijklmnopqrstuvwxyz0123456789",
+  ],
+  [
+    "replicate",
+    "r8_abcdefghijklmnopqrstuvwxyz0123456789AB",
+    "r8_abcdefghijklmnopqrstuvwxyz0123456789AB",
+  ],
+  [
+    "1password svc",
+    "ops_eyJzaWduSW5BZGRyZXNzIjoiYWJjIn0abcdefghijklmnopqrstuvwxyz",
+    "ops_eyJzaWduSW5BZGRyZXNzIjoiYWJjIn0",
+  ],
+  ["gitlab runner glrt ok?", "glrt-abcdefghijklmnopqrstu", "glrt-abcdefghijklmnopqrstu"],
+  [
+    "npm token 36",
+    "npm_abcdefghijklmnopqrstuvwxyz0123456789",
+    "npm_abcdefghijklmnopqrstuvwxyz0123456789",
+  ],
+  [
+    "//registry _authToken",
+    "//registry.npmjs.org/:_authToken=6e6b2a1c-1234-4cde-9f00-abcdefabcdef",
+    "6e6b2a1c-1234-4cde-9f00-abcdefabcdef",
+  ],
+  [
+    "docker auth b64",
+    '{"auths":{"ghcr.io":{"auth":"dXNlcjpnaHBfc2VjcmV0c2VjcmV0"}}}',
+    "dXNlcjpnaHBfc2VjcmV0c2VjcmV0",
+  ],
+  ["netrc", "machine api.example.com login me password N3trcPassw0rd", "N3trcPassw0rd"],
+  ["pgpass line", "db.internal:5432:app:admin:PgPassFileSecret", "PgPassFileSecret"],
+  [
+    "ssh -i key inline? putty",
+    "PuTTY-User-Key-File-3: ssh-ed25519\nPrivate-Lines: 1\nAAAAIFq3c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0",
+    "AAAAIFq3c2VjcmV0c2VjcmV0",
+  ],
+  [
+    "x-api-key ok?",
+    "X-Api-Key: 0123456789abcdef0123456789abcdef",
+    "0123456789abcdef0123456789abcdef",
+  ],
+  [
+    "sk-ant after _",
+    "ANTHROPIC_KEY_sk-ant-api03-abcdefghijklmnopqrstuvwxyz",
+    "abcdefghijklmnopqrstuvwxyz",
+  ],
+  [
+    "ghp after word char",
+    "token_ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+    "abcdefghijklmnopqrstuvwxyz0123456789",
+  ],
+  [
+    "stripe pk? (public, skip)",
+    "whsec_abcdefghijklmnopqrstuvwxyz012345",
+    "whsec_abcdefghijklmnopqrstuvwxyz012345",
+  ],
+  ["JSON secret w/ escaped quote", '{"password": "ab\\"cdSecretTail"}', "SecretTail"],
+  ["auth basic b64 alone", "Authorization: Basic YWRtaW46c2VjcmV0", "YWRtaW46c2VjcmV0"],
+  [
+    "Authorization space before colon",
+    "Authorization : Bearer abcdefghijklmnop",
+    "abcdefghijklmnop",
+  ],
+  [
+    "private key spaced BEGIN",
+    "-----BEGIN  RSA PRIVATE KEY-----\nMIIEsecretbody\n-----END RSA PRIVATE KEY-----",
+    "MIIEsecretbody",
+  ],
+  [
+    "openssh key lowercase?",
+    "-----begin openssh private key-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----end openssh private key-----",
+    "b3BlbnNzaC1rZXktdjEAAAAA",
+  ],
+  [
+    "escaped \\n key in JSON-ish",
+    '"private_key": "-----BEGIN PRIVATE KEY-----\\nMIIEvSecretBody\\n-----END PRIVATE KEY-----\\n"',
+    "MIIEvSecretBody",
+  ],
+  [
+    "Grafana Cloud glc_",
+    "glc_eyJvIjoiMTIzNDU2IiwibiI6InN0YWNrLTEyMzQ1Ni1obS1yZWFkIiwiayI6ImFiYyJ9",
+    "eyJvIjoiMTIzNDU2",
+  ],
+  [
+    "Azure SharedAccessKey",
+    "Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKeyName=Root;SharedAccessKey=YWJjZGVmZ2hpamtsbW5vcHFyc3R1dnd4eXo=",
+    "YWJjZGVmZ2hpamtsbW5vcHFyc3R1dnd4eXo=",
+  ],
+  ["Set-Cookie", "Set-Cookie: sid=s%3Aabcdef0123456789; Path=/; HttpOnly", "s%3Aabcdef0123456789"],
+  [
+    "aws_session_token, space-separated",
+    "aws configure set aws_session_token IQoJb3JpZ2luX2VjEJr//////////wEaCXVzLWVhc3QtMSJHMEUCIQ",
+    "IQoJb3JpZ2luX2VjEJr",
+  ],
+];
+
+for (const [name, text, secret] of MORE_CREDENTIALS) CREDENTIALS[name] = { text, secret };
+
 Deno.test("every credential family is redacted before clipping, wherever it appears", async (t) => {
   for (const [name, { text, secret }] of Object.entries(CREDENTIALS)) {
     await t.step(name, () => {
@@ -372,4 +583,68 @@ Deno.test("a pending tool call keeps a few hundred bytes, not its input", async 
   const { retained, files } = JSON.parse(new TextDecoder().decode(out.stdout));
   assert.equal(files, 100);
   assert.ok(retained < 8 << 20, `retained ${(retained / (1 << 20)).toFixed(1)} MiB`);
+});
+
+Deno.test("open tasks and todos are bounded: memory and the handoff keep the newest", async (t) => {
+  await t.step("200,000 tasks created (with their ids) hold a few MiB, not hundreds", async () => {
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "--quiet",
+        "--v8-flags=--expose-gc",
+        "--allow-read",
+        `${REPO_DIR}/tests/helpers/scavenger_memory.ts`,
+        "tasks",
+        "200000",
+      ],
+      stdout: "piped",
+    }).output();
+    assert.ok(out.success);
+    const { retained, todos, todosLeftOut } = JSON.parse(new TextDecoder().decode(out.stdout));
+    assert.equal(todos, 100);
+    assert.equal(todosLeftOut, 199_900);
+    assert.ok(retained < 8 << 20, `retained ${(retained / (1 << 20)).toFixed(1)} MiB`);
+  });
+  await t.step("a TodoWrite of 10,000 open todos and 5,000 tasks: a bounded handoff", () => {
+    const scavenger = new Scavenger();
+    for (let i = 0; i < 5000; i++) {
+      scavenger.addRow({
+        type: "assistant",
+        timestamp: "t",
+        message: {
+          id: `m${i}`,
+          content: [{
+            type: "tool_use",
+            id: `c${i}`,
+            name: "TaskCreate",
+            input: { subject: `t${i}` },
+          }],
+        },
+      });
+      scavenger.addRow({
+        type: "user",
+        timestamp: "t",
+        message: { content: [{ type: "tool_result", tool_use_id: `c${i}`, content: "ok" }] },
+        toolUseResult: { task: { id: String(i) } },
+      });
+    }
+    const todos = Array.from({ length: 10_000 }, (_, i) => ({
+      content: `todo ${i} ${"y".repeat(280)}`,
+      status: "pending",
+    }));
+    scavenger.addRow({
+      type: "assistant",
+      timestamp: "t",
+      message: {
+        id: "w",
+        content: [{ type: "tool_use", id: "w1", name: "TodoWrite", input: { todos } }],
+      },
+    });
+    const handoff = renderHandoff(FACTS, scavenger.summary());
+    assert.ok(handoff.length <= 64 << 10, `${handoff.length} characters`);
+    assert.match(handoff, /- \[ \] todo 0 /); // the list's own order, from its start
+    assert.match(handoff, /- \[ \] #4999 t4999/); // the newest task
+    assert.ok(!handoff.includes("#4899 t4899"), "an older task is listed");
+    assert.match(handoff, /… and 14800 more, older, not listed/);
+  });
 });

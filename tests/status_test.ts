@@ -321,3 +321,33 @@ async function snapshot(dir: string, prefix = ""): Promise<Record<string, string
   }
   return files;
 }
+
+Deno.test({
+  name:
+    "status prints no control character from state: escape sequences in a pane or in advice are none",
+  ignore: IGNORE,
+  async fn() {
+    await withTempDir(async (dir) => {
+      // Each sets the terminal's title, clears the screen, rings the bell, or starts a new line.
+      const hostile = "\u001b]0;pwned\u0007\u001b[2J\u009b31m\u202e\n";
+      const session = await registerSession(`${dir}/project`, "s1", {
+        heartbeatAgo: 5,
+        agentPid: Deno.pid,
+        record: { tmux_pane: `%1${hostile}`, tmux_socket: "/tmp/x" },
+      });
+      const advice = {
+        ts: new Date().toISOString(),
+        source: "hook track",
+        text: `Retry${hostile}`,
+      };
+      await Deno.writeTextFile(`${session}/outbox.jsonl`, JSON.stringify(advice) + "\n");
+      const result = await runLifeline(["status", "--root", `${dir}/project`], {
+        env: { HOME: `${dir}/home` },
+      });
+      assert.equal(result.code, 0, result.stderr);
+      assert.doesNotMatch(result.stdout.replaceAll("\n", ""), /[\p{Cc}\u202e]/u);
+      assert.match(result.stdout, /\n {2}s1 +\S+ +alive +-\n/);
+      assert.match(result.stdout, /^ {2}s1: Retry\?\]0;pwned\?\?\[2J\?31m\?\?$/m);
+    });
+  },
+});

@@ -55,7 +55,7 @@ Deno.test({
         `${project}/.claude/settings.json`,
         `${other}/.claude/settings.local.json`,
       ]);
-      assert.ok(out.settings.every((s: { removed: string[] }) => s.removed.length === 7));
+      assert.ok(out.settings.every((s: { removed: string[] }) => s.removed.length === 8));
       assert.deepEqual(
         JSON.parse(await Deno.readTextFile(`${other}/.claude/settings.local.json`)),
         {
@@ -131,7 +131,7 @@ Deno.test({
       const result = await run(project, "uninstall");
       assert.equal(result.code, 1);
       assert.match(result.stdout, /settings\.json: left unchanged: .* is not valid JSON at line 1/);
-      assert.match(result.stdout, /home\/\.claude\/settings\.json: removed 7 hooks \(backup: /);
+      assert.match(result.stdout, /home\/\.claude\/settings\.json: removed 8 hooks \(backup: /);
       assert.match(result.stdout, /lifeline-watch\.service: stopped and removed/);
     });
   },

@@ -170,6 +170,9 @@ export const RECOMMENDED_HOOKS: readonly {
   { event: "PostToolUseFailure", hook: "track", matcher: "*" },
   { event: "StopFailure", hook: "track" },
   { event: "Stop", hook: "track" },
+  // A session the user quits is ended, not dead: never scavenged, never revived. Not async: the
+  // client is exiting, and a hook left running in the background may be killed before it writes.
+  { event: "SessionEnd", hook: "heartbeat" },
 ];
 
 /** A lifeline hook command, whatever path it calls the binary by: `… hook <name>`. */
@@ -193,12 +196,49 @@ export interface MergeResult {
 }
 
 /**
- * Merges lifeline's hooks into `settings`: an existing lifeline entry for the same event and
- * hook is updated in place (whatever binary path it used), a missing one is added, and every
- * other key, hook and entry is kept as it was. Throws on an event that is not a list (check
+ * The word of a lifeline hook command that names the program (`/opt/bin/lifeline`,
+ * `"C:\\…\\lifeline.exe"`, `…/main.ts`), where it stands in the command, and the path it names.
+ */
+const PROGRAM_WORD =
+  /(?<=^|[\s;&|(=])(["']?)((?:[^\s"';&|()]*[/\\])?(?:lifeline(?:\.exe)?|main\.ts))\1(?=\s+hook\s)/;
+
+/**
+ * `command` with its lifeline program replaced by `binary`, when it names one by a path that
+ * `missing` says is gone (an old install, a moved checkout); null when it is to stay as written.
+ * Only that word changes: wrappers, flags, environment and redirections stay the user's. A
+ * checkout's `main.ts` that is gone is replaced with the `deno` word before it when `binary` is
+ * not a checkout's.
+ */
+function repointed(command: string, binary: string, missing: (path: string) => boolean) {
+  const match = PROGRAM_WORD.exec(command);
+  const path = match?.[2];
+  if (!match || !path || !/[/\\]/.test(path) || !missing(path)) return null;
+  let start = match.index;
+  const end = match.index + match[0].length;
+  if (path.endsWith("main.ts")) {
+    if (binary.endsWith("main.ts")) {
+      // Both run from source: the new checkout's main.ts, the user's deno and flags.
+      return command.slice(0, start) + binary.split(/\s+/).at(-1)! + command.slice(end);
+    }
+    const deno = /(?:^|\s)(["']?)[^\s"']*deno(?:\.exe)?\1\s[^]*$/.exec(command.slice(0, start));
+    if (!deno) return null;
+    start = deno.index + (deno[0].startsWith(" ") ? 1 : 0);
+  }
+  return command.slice(0, start) + binary + command.slice(end);
+}
+
+/**
+ * Merges lifeline's hooks into `settings`: a missing one is added; one that already runs the same
+ * lifeline hook for the event is left as the user wrote it (wrappers, flags, `async`, timeouts),
+ * except that a lifeline path `missing` says no longer exists is replaced by `binary`, in place;
+ * every other key, hook and entry is kept as it was. Throws on an event that is not a list (check
  * {@linkcode misshapenEvents} first): replacing it would drop what it holds.
  */
-export function mergeHooks(settings: Record<string, unknown>, binary: string): MergeResult {
+export function mergeHooks(
+  settings: Record<string, unknown>,
+  binary: string,
+  { missing = () => false }: { missing?: (path: string) => boolean } = {},
+): MergeResult {
   const result = structuredClone(settings);
   const hooks =
     (result.hooks && typeof result.hooks === "object" && !Array.isArray(result.hooks)
@@ -218,9 +258,9 @@ export function mergeHooks(settings: Record<string, unknown>, binary: string): M
         const existing = matcherGroups(list).flatMap(commandsOf)
           .find((h) => lifelineHookOf(h.command) === hook);
         if (existing) {
-          const before = JSON.stringify(existing);
-          Object.assign(existing, handler);
-          (JSON.stringify(existing) === before ? unchanged : updated).push(label);
+          const command = repointed(existing.command, binary, missing);
+          if (command !== null) existing.command = command;
+          (command === null ? unchanged : updated).push(label);
           continue;
         }
         // Beside the event's other lifeline hooks when they share the matcher.

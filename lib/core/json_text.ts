@@ -161,10 +161,16 @@ function objectMembers(text: string): { open: number; close: number; members: Me
  * `text`, a JSON object as someone wrote it, with `fields` set and every other byte kept: big
  * numbers stay exact, spacing and key order stay theirs. A member that exists has its value
  * replaced where it stands (the last one, when a key repeats: that is the one parsers read); a
- * new one is added after the last member, spaced like the first. Throws on text that is not a
- * JSON object.
+ * new one is added after the last member, spaced like the first. A field set to `undefined` is
+ * removed (every member of that key, so that no earlier duplicate takes its place). With
+ * `pretty`, values are written indented the way the text is (its unit and line ending), else on
+ * one line. Throws on text that is not a JSON object.
  */
-export function setJsonFields(text: string, fields: Record<string, unknown>): string {
+export function setJsonFields(
+  text: string,
+  fields: Record<string, unknown>,
+  { pretty = false }: { pretty?: boolean } = {},
+): string {
   JSON.parse(text); // only valid JSON is edited
   const { open, close, members } = objectMembers(text);
   const edits: { start: number; end: number; text: string }[] = [];
@@ -174,14 +180,37 @@ export function setJsonFields(text: string, fields: Record<string, unknown>): st
   const colon = first
     ? text.slice(valueEnd(text, first.keyStart), first.valueStart).replace(/^\s+(?=:)/, "")
     : ":";
+  const format = pretty ? prettyFormat(text, indent) : (value: unknown) => JSON.stringify(value);
+  const removed = new Set<Member>();
   for (const [key, value] of Object.entries(fields)) {
-    const json = JSON.stringify(value);
+    if (value === undefined) {
+      for (const member of members) if (member.key === key) removed.add(member);
+      continue;
+    }
+    const json = format(value);
     const member = members.findLast((m) => m.key === key);
     if (member) edits.push({ start: member.valueStart, end: member.valueEnd, text: json });
     else added.push(`${JSON.stringify(key)}${colon}${json}`);
   }
+  const kept = members.filter((m) => !removed.has(m));
+  const cuts: { start: number; end: number }[] = [];
+  for (const [i, member] of members.entries()) {
+    if (!removed.has(member)) continue;
+    // The member and one comma beside it: the one after it, or, for the last, the one before.
+    const next = members[i + 1];
+    const previous = members.slice(0, i).findLast((m) => !removed.has(m));
+    if (next) cuts.push({ start: member.keyStart, end: next.keyStart });
+    else if (previous) cuts.push({ start: previous.valueEnd, end: member.valueEnd });
+    else cuts.push({ start: open + 1, end: close }); // the only one: `{}` stays
+  }
+  // Cuts of neighbours overlap: each stretch is cut once.
+  for (const cut of cuts.sort((a, b) => a.start - b.start)) {
+    const last = edits.at(-1);
+    if (last && last.text === "" && cut.start <= last.end) last.end = Math.max(last.end, cut.end);
+    else edits.push({ ...cut, text: "" });
+  }
   if (added.length > 0) {
-    const last = members.at(-1);
+    const last = kept.at(-1);
     edits.push(
       last
         ? {
@@ -193,8 +222,21 @@ export function setJsonFields(text: string, fields: Record<string, unknown>): st
     );
   }
   let out = text;
-  for (const edit of edits.sort((a, b) => b.start - a.start)) {
+  for (const edit of edits.sort((a, b) => b.start - a.start || b.end - a.end)) {
     out = out.slice(0, edit.start) + edit.text + out.slice(edit.end);
   }
   return out;
+}
+
+/**
+ * How a value is written into `text` so that it looks like the rest: indented by the unit of the
+ * first member's line (`indent` is what stands before it), with the text's line ending; on one line
+ * when the text is on one line.
+ */
+function prettyFormat(text: string, indent: string): (value: unknown) => string {
+  const newline = indent.lastIndexOf("\n");
+  if (newline < 0) return (value) => JSON.stringify(value);
+  const unit = indent.slice(newline + 1) || "  ";
+  const eol = text.includes("\r\n") ? "\r\n" : "\n";
+  return (value) => JSON.stringify(value, null, unit).replace(/\n/g, eol + unit);
 }

@@ -11,6 +11,12 @@ export function shortHash(text: string): string {
   return (h >>> 0).toString(16).padStart(8, "0");
 }
 
+/** The SHA-256 of `text` (UTF-8), in hex. */
+export async function sha256Hex(text: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
 /** A compact UTC time for file and ref names: `20261130T185600Z`. */
 export function compactStamp(ms: number): string {
   return new Date(ms).toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");

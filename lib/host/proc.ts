@@ -171,7 +171,8 @@ export async function lookupProcess(pid: number): Promise<ProcessLookup> {
  * Programs that may sit between the agent and its hook and are not the agent: the shell that runs
  * the hook command (`sh -c "lifeline hook …"`), and wrappers a user puts in front of it
  * (`timeout 60 lifeline hook heartbeat`). Those that exec their command leave no trace; those that
- * stay as the parent (`timeout`, a shell with more to do) are walked past.
+ * stay as the parent (`timeout`, a shell with more to do) are walked past. A list can never name
+ * every launcher (the npm `deno` shim is `node`, `strace` stays too): see {@linkcode agentProcess}.
  */
 const WRAPPERS = new Set([
   "sh",
@@ -195,29 +196,119 @@ const WRAPPERS = new Set([
   "taskset",
   "time",
   "flock",
+  "strace",
+  "ltrace",
 ]);
 
 /** How far up the walk goes before it settles for what it has. */
-const MAX_WRAPPER_HOPS = 8;
+const MAX_ANCESTORS = 16;
+
+/** A process's argv, from `/proc/<pid>/cmdline` (Linux); null where it cannot be read. */
+async function commandLine(pid: number): Promise<string[] | null> {
+  if (Deno.build.os !== "linux") return null;
+  try {
+    const text = await Deno.readTextFile(`/proc/${pid}/cmdline`);
+    return text.split("\0").filter((word) => word !== "").slice(0, 64);
+  } catch {
+    return null;
+  }
+}
+
+/** Whether a word of a command line names `command`: `claude`, `/usr/bin/claude`, `…/claude-code/cli.js`. */
+function names(word: string | undefined, command: string): boolean {
+  if (!word) return false;
+  const base = word.slice(word.lastIndexOf("/") + 1).replace(/\.(?:exe|js|cjs|mjs)$/, "");
+  return base === command || word.includes(`/${command}-code/`);
+}
+
+/** What the walk up from a hook needs to know. */
+export interface AgentSearch {
+  /** Programs that are the agent (`watch.agentCommands`: `claude`). */
+  agentCommands: readonly string[];
+  /**
+   * lifeline's hook names: a process whose command line holds `hook <name>` as two words launched
+   * this hook (`node bin.cjs run main.ts hook heartbeat`, `strace … hook heartbeat`), and is not
+   * the agent, whatever its program.
+   */
+  hookNames: readonly string[];
+}
 
 /**
- * The agent that ran a hook: the hook's parent, or, when that is a shell or a wrapper, the nearest
- * ancestor that is neither. The shell or wrapper exits with the hook; the agent lives on.
+ * The agent that ran a hook, walking up from the hook's parent past shells, wrappers and launchers
+ * of this hook: the nearest ancestor that is an agent command (by its name, or by what its command
+ * line runs: `node /usr/bin/claude`), looked for up to the second program that is none of those;
+ * failing that, the first such program. A short-lived parent is so never recorded as the agent:
+ * it exits with the hook, and the agent lives on. The walk stops at that second program so that a
+ * stand-in agent run under a real one (a test suite run from a Claude Code session) is not taken
+ * for the agent above it.
  */
-export async function agentProcess(ppid: number): Promise<ProcessInfo | undefined> {
+export async function agentProcess(
+  ppid: number,
+  { agentCommands, hookNames }: AgentSearch,
+): Promise<ProcessInfo | undefined> {
   const first = await lookupProcess(ppid);
   if (first.kind !== "running") return undefined;
+  let fallback: ProcessInfo | undefined;
   let info = first.info;
-  for (
-    let hops = 0;
-    WRAPPERS.has(info.command) && info.ppid > 1 && hops < MAX_WRAPPER_HOPS;
-    hops++
-  ) {
+  for (let hops = 0; hops < MAX_ANCESTORS; hops++) {
+    const argv = await commandLine(info.pid);
+    const isAgent = agentCommands.some((command) =>
+      info.command === command || names(argv?.[0], command) || names(argv?.[1], command)
+    );
+    if (isAgent) return info;
+    const launcher = argv?.some((word, i) => word === "hook" && hookNames.includes(argv[i + 1]!));
+    if (!WRAPPERS.has(info.command) && !launcher) {
+      if (fallback) break;
+      fallback = info;
+    }
+    if (info.ppid <= 1) break;
     const parent = await lookupProcess(info.ppid);
     if (parent.kind !== "running") break;
     info = parent.info;
   }
-  return info;
+  return fallback ?? info;
+}
+
+let namespace: number | null | undefined;
+
+/**
+ * Linux: the inode of this process's pid namespace (`/proc/self/ns/pid`), the one its pids are
+ * numbered in; null elsewhere. A pid recorded in another (a devcontainer with the project
+ * mounted) means nothing here: looking it up in this `/proc` finds some other process, or none.
+ */
+export function pidNamespace(): number | null {
+  if (namespace !== undefined) return namespace;
+  namespace = null;
+  if (Deno.build.os === "linux") {
+    try {
+      const inode = /\[(\d+)\]/.exec(Deno.readLinkSync("/proc/self/ns/pid"))?.[1];
+      if (inode !== undefined) namespace = Number(inode);
+    } catch {
+      // No /proc here.
+    }
+  }
+  return namespace;
+}
+
+/** Where a process runs: what tells its pids apart from another machine's or container's. */
+export interface HostIdentity {
+  hostname: string;
+  pidNamespace: number | null;
+}
+
+/**
+ * Whether a pid recorded where `recorded` says can be looked up here, on host `hostname`: not when
+ * it was recorded on another host (a project shared between machines) or in another pid
+ * namespace. What was not recorded does not count against it.
+ */
+export function sameHost(
+  recorded: { hostname?: string | null | undefined; pidNamespace?: number | null | undefined },
+  hostname: string,
+): boolean {
+  if (recorded.hostname && hostname && recorded.hostname !== hostname) return false;
+  const local = pidNamespace();
+  return !(typeof recorded.pidNamespace === "number" && local !== null &&
+    recorded.pidNamespace !== local);
 }
 
 /** A recorded process identity, as `session.json` keeps it. */

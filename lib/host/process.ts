@@ -42,20 +42,8 @@ export interface RunProgramOptions {
 
 const decoder = new TextDecoder();
 
-async function bytesOf(stream: ReadableStream<Uint8Array>): Promise<Uint8Array> {
-  return new Uint8Array(await new Response(stream).arrayBuffer());
-}
-
-/** Writes `data` to a child's stdin and closes it; a program that exits first is no error. */
-async function writeAll(stdin: WritableStream<Uint8Array>, data: string | Uint8Array) {
-  const writer = stdin.getWriter();
-  try {
-    await writer.write(typeof data === "string" ? new TextEncoder().encode(data) : data);
-    await writer.close();
-  } catch {
-    // The program exited before reading all of it; its exit status says what happened.
-  }
-}
+/** How long the pipes of a program killed at its deadline are read after the kill. */
+const DRAIN_MS = 200;
 
 /** Runs `program` with `args` and collects its output. Throws {@linkcode ProgramMissingError}. */
 export async function runProgram(
@@ -79,20 +67,32 @@ export async function runProgram(
     throw error;
   }
   // A timer only when asked for: hooks that run a program pay for nothing they do not use.
-  const timer = timeoutMs === undefined
-    ? undefined
-    : setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+  const killed = Promise.withResolvers<void>();
+  const timer = timeoutMs === undefined ? undefined : setTimeout(() => {
+    try {
+      child.kill("SIGKILL");
+    } catch {
+      // It exited meanwhile.
+    }
+    killed.resolve();
+  }, timeoutMs);
+  // A program killed at the deadline may have handed its stdout and stderr to another process,
+  // which keeps them open (a tmux client gives them to its server: a stopped server would keep
+  // the caller waiting for ever). Its output is then what came before, read a moment longer.
+  const ended = killed.promise.then(() => new Promise<void>((r) => setTimeout(r, DRAIN_MS)));
   try {
     // stdin is written while stdout is read: a program that answers each line as it reads
     // (`git cat-file --batch`, `hash-object --stdin-paths`) stops reading once its output pipe is
     // full, and a writer that waited for all of stdin to go first would wait for ever.
     const writing = stdin === undefined ? Promise.resolve() : writeAll(child.stdin, stdin);
-    const [status, stdout, stderr] = await Promise.all([
-      child.status,
-      stdoutTo ? child.stdout.pipeTo(stdoutTo).then(() => new Uint8Array()) : bytesOf(child.stdout),
-      bytesOf(child.stderr),
+    const [stdout, stderr] = await Promise.all([
+      stdoutTo
+        ? child.stdout.pipeTo(stdoutTo).then(() => new Uint8Array())
+        : drain(child.stdout, ended),
+      drain(child.stderr, ended),
       writing,
     ]);
+    const status = await child.status;
     return {
       code: status.code,
       success: status.success,
@@ -104,4 +104,38 @@ export async function runProgram(
   } finally {
     if (timer !== undefined) clearTimeout(timer);
   }
+}
+
+/** Writes `data` to a child's stdin and closes it; a program that exits first is no error. */
+async function writeAll(stdin: WritableStream<Uint8Array>, data: string | Uint8Array) {
+  const writer = stdin.getWriter();
+  try {
+    await writer.write(typeof data === "string" ? new TextEncoder().encode(data) : data);
+    await writer.close();
+  } catch {
+    // The program exited before reading all of it; its exit status says what happened.
+  }
+}
+
+/** Reads a stream to its end, or until `stop` settles: then what was read. */
+async function drain(stream: ReadableStream<Uint8Array>, stop: Promise<void>) {
+  const reader = stream.getReader();
+  const chunks: Uint8Array[] = [];
+  const stopped = stop.then(() => null);
+  for (;;) {
+    const next = await Promise.race([reader.read(), stopped]);
+    if (next === null) {
+      await reader.cancel().catch(() => {});
+      break;
+    }
+    if (next.done) break;
+    chunks.push(next.value);
+  }
+  const bytes = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.length;
+  }
+  return bytes;
 }

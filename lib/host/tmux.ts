@@ -37,6 +37,12 @@ export interface PaneInfo {
 /** tmux failed; `stderr` says why. */
 export class TmuxError extends Error {
   override name = "TmuxError";
+  /** The server did not answer in time (stopped, wedged): nothing is known about its panes. */
+  readonly unanswered: boolean;
+  constructor(message: string, { unanswered = false }: { unanswered?: boolean } = {}) {
+    super(message);
+    this.unanswered = unanswered;
+  }
   /** No server runs on the socket (or it cannot be reached): not a failure of one pane. */
   get serverDown(): boolean {
     return /no server running|error connecting|failed to connect|No such file or directory|server exited unexpectedly|lost server/i
@@ -54,14 +60,34 @@ function serverArgs(server: TmuxServer): string[] {
   return ["-u"];
 }
 
-/** Runs `tmux <args>` on `server` and returns its stdout. Throws {@linkcode TmuxError}. */
-export async function tmux(server: TmuxServer, args: string[]): Promise<string> {
+/**
+ * How long a tmux command may take. A server answers in milliseconds; one that is stopped
+ * (SIGSTOP), swapped out or wedged never does, and a caller that waited for it would stop with it
+ * (a daemon tick, `status`, every other session behind it).
+ */
+export const TMUX_TIMEOUT_MS = 5000;
+
+/**
+ * Runs `tmux <args>` on `server` and returns its stdout. Throws {@linkcode TmuxError}, also when
+ * the server does not answer within `timeoutMs` (then `unanswered`): what such a server's panes
+ * are is unknown.
+ */
+export async function tmux(
+  server: TmuxServer,
+  args: string[],
+  { timeoutMs = TMUX_TIMEOUT_MS }: { timeoutMs?: number } = {},
+): Promise<string> {
   let result;
   try {
-    result = await runProgram("tmux", [...serverArgs(server), ...args]);
+    result = await runProgram("tmux", [...serverArgs(server), ...args], { timeoutMs });
   } catch (error) {
     if (error instanceof ProgramMissingError) throw new TmuxError("tmux is not installed");
     throw error;
+  }
+  if (result.signal === "SIGKILL") {
+    throw new TmuxError(`tmux ${args[0]}: the server did not answer within ${timeoutMs} ms`, {
+      unanswered: true,
+    });
   }
   if (!result.success) {
     throw new TmuxError(result.stderr.trim() || `tmux ${args[0]} exited with code ${result.code}`);

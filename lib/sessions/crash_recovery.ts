@@ -8,6 +8,7 @@
 
 import type * as JsonText from "../core/json_text.ts";
 import { joinPath, relativeTo } from "../core/path.ts";
+import { sha256Hex } from "../core/text.ts";
 import { projectPaths, sessionPaths } from "../state/layout.ts";
 import {
   type ClaimEvidence,
@@ -24,12 +25,15 @@ import {
   jsonCodec,
   listStateDir,
   openStateFile,
+  readStateText,
   readTextHead,
   removeFile,
+  stateFileExists,
   updateState,
   withLock,
   writeNewFile,
 } from "../state/store.ts";
+import { forgetScavenge, scavengedByDaemon } from "../state/scavenges.ts";
 import { markFinished, readSessionStatus } from "./registry.ts";
 import type { SessionAssessment } from "./liveness.ts";
 import type { SessionSurvey } from "./survey.ts";
@@ -66,6 +70,8 @@ export interface ScanOptions {
   pruneAfterSeconds: number;
   /** At most this many finished sessions are pruned per scan, so a hook stays quick. */
   maxPrunes: number;
+  /** The environment: where lifeline's own state (the daemon's ledger of handoffs) is. */
+  env: Readonly<Record<string, string>>;
 }
 
 /** A loop state as its loop tool wrote it: the text, and what it says. */
@@ -319,11 +325,6 @@ const finishedPlanCodec = jsonCodec((value) => {
   return { sha256, noted_at: String((value as { noted_at?: unknown }).noted_at ?? "") };
 });
 
-async function sha256(text: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
-  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
-}
-
 /**
  * The plan in `.working-state/current-plan.md`: an interrupted one is to be read first, at every
  * start; a finished one (every checkbox ticked) is mentioned once, as finished, and again only
@@ -351,7 +352,7 @@ async function scanPlan(root: string, options: ScanOptions): Promise<Finding[]> 
         `interrupted plan${titled}. Resume it from where it stopped.`,
     }];
   }
-  const hash = await sha256(head.text);
+  const hash = await sha256Hex(head.text);
   const noted = await updateState(
     paths.finishedPlan,
     finishedPlanCodec,
@@ -384,8 +385,18 @@ async function scanHandoff(
   if (await mtimeOf(paths.scavenged) === null) return [];
   // Under the registry's lock, the one a heartbeat takes to bring a session back: a session that
   // came back meanwhile is not offered, and is never marked finished.
+  const target = `sessions/${id}/handoffs/scavenged.md`;
   const offered = await withLock(paths.session, async () => {
     if (readSessionStatus(root, id) !== "scavenged") return false;
+    // Only what lifeline's daemon wrote, for a session lifeline registered: a handoff that came
+    // with the repository would be read to the new session, in lifeline's voice, as its work.
+    const handoff = await readStateText(paths.scavenged, { root, maxBytes: 1 << 20 });
+    if (
+      !stateFileExists(paths.session, { root }) ||
+      !await scavengedByDaemon(options.env, { root, session: id, handoff })
+    ) {
+      return "not ours";
+    }
     // Creating the marker is the claim: two sessions starting at once offer it once between them.
     try {
       await writeNewFile(
@@ -399,10 +410,20 @@ async function scanHandoff(
       throw error;
     }
     await markFinished(root, id, "scavenged");
+    await forgetScavenge(options.env, root, id);
     return true;
   }, { root, waitMs: options.waitMs });
+  if (offered === "not ours") {
+    return [{
+      kind: "handoff",
+      action: "kept",
+      target,
+      result: "not offered: lifeline's daemon did not write it (it came with the project?)",
+      line: "",
+      quiet: true,
+    }];
+  }
   if (!offered) return [];
-  const target = `sessions/${id}/handoffs/scavenged.md`;
   return [{
     kind: "handoff",
     action: "offered",
@@ -487,10 +508,12 @@ export async function scanLeftovers(
   // Only a session whose status says it ended or was scavenged has a handoff to offer or may be
   // pruned, and a finished one only once it is old enough; the others cost nothing more here.
   const pruneFrom = options.now - options.pruneAfterSeconds * 1000;
+  // Never the session starting now: it is alive, whatever its files said before it started.
   const finishing = sessions.filter((s) =>
-    s.finishedMs === undefined
+    s.id !== options.sessionId &&
+    (s.finishedMs === undefined
       ? s.status === "scavenged" || s.status === "ended"
-      : s.finishedMs < pruneFrom
+      : s.finishedMs < pruneFrom)
   );
   const prunes = { left: options.maxPrunes };
   const perSession = [

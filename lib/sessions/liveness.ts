@@ -8,7 +8,7 @@
  * @module
  */
 
-import { recordedProcessState } from "../host/proc.ts";
+import { recordedProcessState, sameHost } from "../host/proc.ts";
 import { tmux, TmuxError } from "../host/tmux.ts";
 import { joinPath } from "../core/path.ts";
 import { validateName } from "../state/layout.ts";
@@ -24,27 +24,46 @@ import {
   type SessionOptions,
 } from "./stale_policy.ts";
 
-/** Live panes per tmux socket, looked up once per round; "unknown" when tmux did not answer. */
-export type PaneIndex = Map<string, Set<string> | "unknown">;
+/**
+ * Live panes per tmux socket, each with the program it runs (`pane_current_command`), looked up
+ * once per round; "unknown" when tmux did not answer.
+ */
+export type PaneIndex = Map<string, Map<string, string> | "unknown">;
 
 /**
  * The panes of the server at `socket`. Only a server that answers can say a pane is gone: a socket
- * that was removed (tmpfiles cleaning `/tmp`), "no server running" and "error connecting" say
- * nothing about the panes, which may well still run.
+ * that was removed (tmpfiles cleaning `/tmp`), "no server running", "error connecting" and a
+ * server that does not answer in time (stopped, wedged) say nothing about the panes, which may
+ * well still run.
  */
-async function serverPanes(socket: string): Promise<Set<string> | "unknown"> {
+async function serverPanes(socket: string): Promise<Map<string, string> | "unknown"> {
   try {
-    const out = await tmux({ socketPath: socket }, ["list-panes", "-a", "-F", "#{pane_id}"]);
-    return new Set(out.split("\n").map((line) => line.trim()).filter((id) => id.startsWith("%")));
+    const out = await tmux({ socketPath: socket }, [
+      "list-panes",
+      "-a",
+      "-F",
+      "#{pane_id}\t#{pane_current_command}",
+    ]);
+    const panes = new Map<string, string>();
+    for (const line of out.split("\n")) {
+      const [id, command = ""] = line.trim().split("\t");
+      if (id?.startsWith("%")) panes.set(id, command);
+    }
+    return panes;
   } catch (error) {
     if (error instanceof TmuxError) return "unknown";
     throw error;
   }
 }
 
+/**
+ * Whether the recorded pane is there, and whether it runs the agent: one of `agentCommands`, or
+ * the program recorded as the agent (`node`, for a client installed with npm).
+ */
 async function paneEvidence(
   record: SessionRecord | undefined,
   index: PaneIndex,
+  agentCommands: readonly string[],
 ): Promise<HostEvidence["pane"]> {
   if (!record?.tmux_pane || !record.tmux_socket) return "unknown";
   let panes = index.get(record.tmux_socket);
@@ -53,16 +72,32 @@ async function paneEvidence(
     index.set(record.tmux_socket, panes);
   }
   if (panes === "unknown") return "unknown";
-  return panes.has(record.tmux_pane) ? "present" : "gone";
+  const command = panes.get(record.tmux_pane);
+  if (command === undefined) return "gone";
+  const agent = command !== "" &&
+    (agentCommands.includes(command) || command === record.agent_command);
+  return agent ? "running" : "present";
 }
 
-/** What can be found out about a session's host: its tmux pane and its agent process. */
+/**
+ * What can be found out about a session's host: its tmux pane and its agent process. An agent
+ * recorded on another host, or in another pid namespace (a container), cannot be checked from
+ * here, nor can the tmux server it named: nothing is known.
+ */
 export async function hostEvidence(
   record: SessionRecord | undefined,
   index: PaneIndex,
+  { agentCommands = ["claude"], hostname = "" }: {
+    agentCommands?: readonly string[] | undefined;
+    hostname?: string | undefined;
+  } = {},
 ): Promise<HostEvidence> {
+  const recorded = { hostname: record?.agent_host, pidNamespace: record?.agent_pid_ns };
+  if (record && !sameHost(recorded, hostname)) {
+    return { pane: "unknown", process: "elsewhere" };
+  }
   const [pane, process] = await Promise.all([
-    paneEvidence(record, index),
+    paneEvidence(record, index, agentCommands),
     typeof record?.agent_pid === "number"
       ? recordedProcessState({
         pid: record.agent_pid,
@@ -78,6 +113,10 @@ export async function hostEvidence(
 export interface AssessOptions extends SessionOptions {
   /** Shared by the sessions of one round, so each tmux server is asked once. */
   panes: PaneIndex;
+  /** Programs that are the agent (`watch.agentCommands`), for what a pane runs. */
+  agentCommands?: readonly string[];
+  /** This host's name, to tell an agent recorded on another (see `sameHost`). */
+  hostname?: string;
   /** Read `session.json` of every session that is not finished, to show it (status does). */
   withRecord?: boolean;
 }
@@ -197,6 +236,6 @@ export async function assessSession(
       return step.done;
     }
     at.record ??= await readSessionRecord(root, id);
-    at.seen.host = await hostEvidence(at.record, options.panes);
+    at.seen.host = await hostEvidence(at.record, options.panes, options);
   }
 }

@@ -52,6 +52,13 @@ export const SESSION_RECORD_SHAPE = looseObject({
   agent_started: optional(nullable(union([number(), string()]))),
   /** Linux: the exact start identity, `<boot id>/<clock ticks since boot>`. */
   agent_start_id: optional(nullable(string())),
+  /**
+   * Where the agent's pid means something: the host name and (Linux) the pid namespace's inode
+   * of the hook that saw it. A daemon elsewhere (the host of a devcontainer, another machine
+   * sharing the project) cannot check the pid, and leaves the session alone.
+   */
+  agent_host: optional(nullable(string())),
+  agent_pid_ns: optional(nullable(number())),
   first_seen: string(),
   last_seen: string(),
   last_event: string(),
@@ -60,8 +67,49 @@ export const SESSION_RECORD_SHAPE = looseObject({
 /** `session.json`. */
 export type SessionRecord = Infer<typeof SESSION_RECORD_SHAPE>;
 
+/** Longest path kept (`PATH_MAX`): a longer one is no path of a real session. */
+const MAX_PATH = 4096;
+/** Longest name kept (an event, a program, a host). */
+const MAX_NAME = 255;
+
+function bounded(value: string | null | undefined, max: number): string | null {
+  return typeof value === "string" && value.length <= max ? value : null;
+}
+
+function shaped(value: string | null | undefined, shape: RegExp): string | null {
+  return typeof value === "string" && shape.test(value) ? value : null;
+}
+
+/**
+ * A record with every field within its bounds, as written and as read: a path longer than a path
+ * can be is dropped (a 17 MB `cwd` would make `session.json` larger than a state file may be), a
+ * pane is `%<digits>` and a tmux session `$<digits>` (they are typed into tmux commands and shown
+ * on terminals), names are short. What does not fit becomes null.
+ */
+export function boundRecord(record: SessionRecord): SessionRecord {
+  return {
+    ...record,
+    cwd: bounded(record.cwd, MAX_PATH),
+    transcript_path: bounded(record.transcript_path, MAX_PATH),
+    tmux_pane: shaped(record.tmux_pane, /^%\d{1,10}$/),
+    tmux_socket: bounded(record.tmux_socket, MAX_PATH),
+    ...(record.tmux_session === undefined
+      ? {}
+      : { tmux_session: shaped(record.tmux_session, /^\$\d{1,10}$/) }),
+    ...(record.agent_command === undefined
+      ? {}
+      : { agent_command: bounded(record.agent_command, MAX_NAME) }),
+    ...(record.agent_host === undefined
+      ? {}
+      : { agent_host: bounded(record.agent_host, MAX_NAME) }),
+    last_event: bounded(record.last_event, 64) ?? "unknown",
+  };
+}
+
 /** Codec for `session.json`. */
-export const sessionRecordCodec = jsonCodec((value) => parseShape(SESSION_RECORD_SHAPE, value));
+export const sessionRecordCodec = jsonCodec((value) =>
+  parseShape(SESSION_RECORD_SHAPE, value).then(boundRecord)
+);
 
 /** What one hook call saw of its session. */
 export interface SessionSighting {
@@ -73,6 +121,8 @@ export interface SessionSighting {
   env: Readonly<Record<string, string>>;
   hookParentPid?: number | undefined;
   agent?: AgentIdentity | undefined;
+  /** Where the hook ran (see `thisHost`). */
+  host?: { hostname: string; pidNamespace: number | null } | undefined;
 }
 
 /** The agent process behind a sighting. */
@@ -109,7 +159,7 @@ export function nextSessionRecord(
   const at = new Date(now).toISOString();
   const pane = seen.env.TMUX_PANE || null;
   const tmuxSession = pane ? tmuxSessionFromEnv(seen.env.TMUX) : null;
-  return {
+  return boundRecord({
     ...current,
     session_id: seen.sessionId,
     root: seen.root,
@@ -124,10 +174,12 @@ export function nextSessionRecord(
     agent_command: (seen.agent ? seen.agent.command || null : current?.agent_command) ?? null,
     agent_started: (seen.agent ? seen.agent.startedMs : current?.agent_started) ?? null,
     agent_start_id: (seen.agent ? seen.agent.startId : current?.agent_start_id) ?? null,
+    agent_host: (seen.host ? seen.host.hostname || null : current?.agent_host) ?? null,
+    agent_pid_ns: (seen.host ? seen.host.pidNamespace : current?.agent_pid_ns) ?? null,
     first_seen: current?.first_seen ?? at,
     last_seen: at,
     last_event: seen.event,
-  };
+  });
 }
 
 /**

@@ -22,6 +22,12 @@ const KEEP_COMPACTIONS = 20;
 const MAX_TEXT = 1500;
 /** Tool calls remembered while waiting for their results (a bound on memory). */
 const MAX_PENDING_CALLS = 5000;
+/** Open tasks (TaskCreate) kept, the newest; the handoff says how many older ones it leaves out. */
+const KEEP_TASKS = 100;
+/** TaskCreate calls remembered while waiting for the result that gives their task's id. */
+const MAX_TASK_CALLS = 1000;
+/** Open todos of the last TodoWrite kept, in its order; the rest are counted. */
+const KEEP_TODOS = 100;
 /** Inputs longer than this are told apart by their length, head and tail, not kept whole. */
 const MAX_CALL_KEY = 1024;
 
@@ -62,8 +68,14 @@ export interface TranscriptSummary {
   errors: string[];
   apiError: string | null;
   compactions: string[];
+  /** Open todos and tasks not in `todos` (beyond what is kept). */
+  todosLeftOut: number;
   /** Lines that were not JSON (a torn last line, say) or too long to read. */
   skipped: number;
+  /** Bytes of the transcript read. */
+  read?: number;
+  /** Bytes at the start of the transcript that were not read (it is larger than a read takes). */
+  unread?: number;
 }
 
 // deno-lint-ignore no-explicit-any
@@ -117,6 +129,7 @@ export class Scavenger {
     errors: [],
     apiError: null,
     compactions: [],
+    todosLeftOut: 0,
     skipped: 0,
   };
   /** The last assistant message's id and text, merged across its streamed rows. */
@@ -131,7 +144,10 @@ export class Scavenger {
   #callLabels = new Map<string, string>();
   #failed = new Map<string, string>();
   #todoWrite: OpenTodo[] = [];
+  #todoWriteLeftOut = 0;
   #tasks = new Map<string, OpenTodo>();
+  /** Open tasks created but dropped from `#tasks` to keep it small (some may be done since). */
+  #tasksLeftOut = 0;
   #taskCalls = new Map<string, string>();
 
   /** Adds one transcript line (unparseable lines are counted and skipped). */
@@ -270,14 +286,15 @@ export class Scavenger {
       }
     }
     if (name === "TodoWrite" && Array.isArray(input.todos)) {
-      this.#todoWrite = input.todos
-        .filter((t: Row) => t && t.status !== "completed")
-        .map((t: Row) => ({
-          text: clip(String(t.content ?? ""), 300),
-          status: String(t.status ?? "pending"),
-        }));
+      const open = (input.todos as Row[]).filter((t) => t && t.status !== "completed");
+      this.#todoWrite = open.slice(0, KEEP_TODOS).map((t: Row) => ({
+        text: clip(String(t.content ?? ""), 300),
+        status: String(t.status ?? "pending"),
+      }));
+      this.#todoWriteLeftOut = open.length - this.#todoWrite.length;
     }
     if (name === "TaskCreate" && typeof block.id === "string") {
+      keepNewest(this.#taskCalls, MAX_TASK_CALLS - 1);
       this.#taskCalls.set(
         block.id,
         clip(String(input.subject ?? input.description ?? "task"), 300),
@@ -305,6 +322,7 @@ export class Scavenger {
       const taskId = toolUseResult?.task?.id ?? toolUseResult?.taskId ?? toolUseResult?.id ??
         /#?(\d+)/.exec(resultText(block.content))?.[1];
       if (taskId !== undefined && !block.is_error) {
+        this.#tasksLeftOut += keepNewest(this.#tasks, KEEP_TASKS - 1);
         this.#tasks.set(String(taskId), { text: `#${taskId} ${subject}`, status: "pending" });
       }
     }
@@ -324,9 +342,21 @@ export class Scavenger {
     return {
       ...this.#s,
       todos: [...this.#todoWrite, ...this.#tasks.values()],
+      todosLeftOut: this.#todoWriteLeftOut + this.#tasksLeftOut,
       errors: [...this.#failed.values()],
     };
   }
+}
+
+/** Drops the oldest entries of `map` until it holds at most `size`; returns how many it dropped. */
+function keepNewest<K, V>(map: Map<K, V>, size: number): number {
+  let dropped = 0;
+  for (const key of map.keys()) {
+    if (map.size <= size) break;
+    map.delete(key);
+    dropped++;
+  }
+  return dropped;
 }
 
 /** Longest row the scavenger reads, once its strings are cut; longer ones are skipped (and counted). */
@@ -341,14 +371,32 @@ const HEAD_BYTES = 64;
 /** Metadata rows start with their type; message rows start with `parentUuid`. */
 const LEADING_TYPE = /^\s*\{\s*"type"\s*:\s*"([^"]*)"/;
 
+/** Most of a transcript read for one handoff: its last 256 MiB (a real one is far smaller). */
+export const MAX_TRANSCRIPT_BYTES = 256 << 20;
+
+/** How a transcript is read (see {@linkcode scavengeFile}). */
+export interface ScavengeOptions {
+  /** Read at most its last this many bytes. */
+  maxBytes?: number;
+  /** Stops the read (it then throws the signal's reason). */
+  signal?: AbortSignal | undefined;
+}
+
 /**
  * Streams a transcript file through a {@linkcode Scavenger} with bounded memory. Rows are split as
  * bytes with every string value cut to a few KiB before anything is decoded (`json_rows.ts`), and
  * a row whose leading type says nobody here reads it (request blobs, attachments, snapshots) is
  * skipped undecoded: memory stays flat whatever the file's size or the size of its rows.
- * Throws when the file cannot be read.
+ *
+ * Time is bounded too: at most the file's size at the open is read (a file of `/proc` that says
+ * it holds nothing is read as empty; `/proc/kmsg` would block a read for ever), and at most its
+ * last `maxBytes` (a sparse file of terabytes is a regular file too), starting at a line. Throws
+ * when the file cannot be read, and when `signal` aborts.
  */
-export async function scavengeFile(path: string): Promise<TranscriptSummary> {
+export async function scavengeFile(
+  path: string,
+  { maxBytes = MAX_TRANSCRIPT_BYTES, signal }: ScavengeOptions = {},
+): Promise<TranscriptSummary> {
   const scavenger = new Scavenger();
   const decoder = new TextDecoder();
   let skipped = 0;
@@ -364,19 +412,41 @@ export async function scavengeFile(path: string): Promise<TranscriptSummary> {
     },
   }, { maxStringBytes: MAX_STRING_BYTES, maxRowBytes: MAX_ROW_BYTES, headBytes: HEAD_BYTES });
   const file = await openTranscript(path);
+  let unread = 0;
+  let read = 0;
   try {
+    const size = (await file.stat()).size;
+    unread = Math.max(0, size - maxBytes);
+    if (unread > 0) await file.seek(unread, Deno.SeekMode.Start);
+    // Started in the middle of the file: the first line is a part of one, and is dropped.
+    let lineStarted = unread === 0;
     const buffer = new Uint8Array(1 << 18);
-    for (;;) {
-      const n = await file.read(buffer);
+    for (let left = size - unread; left > 0;) {
+      signal?.throwIfAborted();
+      const n = await file.read(buffer.subarray(0, Math.min(buffer.length, left)));
       if (n === null) break;
-      splitter.push(buffer.subarray(0, n));
+      left -= n;
+      read += n;
+      let chunk = buffer.subarray(0, n);
+      if (!lineStarted) {
+        const newline = chunk.indexOf(0x0a);
+        if (newline < 0) continue;
+        chunk = chunk.subarray(newline + 1);
+        lineStarted = true;
+      }
+      splitter.push(chunk);
     }
     splitter.end();
   } finally {
     file.close();
   }
   const summary = scavenger.summary();
-  return { ...summary, skipped: summary.skipped + skipped };
+  return {
+    ...summary,
+    skipped: summary.skipped + skipped,
+    read,
+    ...(unread > 0 ? { unread } : {}),
+  };
 }
 
 /** What the daemon knows about the session apart from its transcript. */
@@ -427,7 +497,7 @@ export function renderHandoff(facts: HandoffFacts, summary: TranscriptSummary | 
     s && s.todos.length > 0
       ? s.todos.map((t) => `- [ ] ${t.text}${t.status === "pending" ? "" : ` (${t.status})`}`).join(
         "\n",
-      )
+      ) + (s.todosLeftOut > 0 ? `\n- … and ${s.todosLeftOut} more, older, not listed` : "")
       : "- (none)",
     "",
     "## Files edited or written",
@@ -451,7 +521,23 @@ export function renderHandoff(facts: HandoffFacts, summary: TranscriptSummary | 
     ...(s && s.skipped > 0
       ? [`${s.skipped} unreadable transcript line${s.skipped === 1 ? " was" : "s were"} skipped.`]
       : []),
+    ...(s?.unread
+      ? [
+        `The transcript is larger than a handoff reads: its first ${s.unread} bytes were not ` +
+        "read, only what came after.",
+      ]
+      : []),
   ];
   if (notes.length > 0) sections.push("", "## Notes", list(notes));
-  return redact(sections.join("\n")) + "\n";
+  return boundHandoff(redact(sections.join("\n"))) + "\n";
+}
+
+/** Largest handoff written: far more than its bounded sections add up to. */
+export const MAX_HANDOFF_CHARS = 64 << 10;
+
+/** A handoff cut to {@linkcode MAX_HANDOFF_CHARS} at a line, saying so. */
+function boundHandoff(text: string): string {
+  if (text.length <= MAX_HANDOFF_CHARS) return text;
+  const cut = text.lastIndexOf("\n", MAX_HANDOFF_CHARS - 200);
+  return `${text.slice(0, cut)}\n\n(lifeline cut this handoff to ${MAX_HANDOFF_CHARS} characters.)`;
 }

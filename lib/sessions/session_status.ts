@@ -32,16 +32,27 @@ export interface SessionsStatus {
 /** Judges every session of `root`; one that cannot be read is shown as unknown, with why. */
 export async function sessionsStatus(
   root: string,
-  { now, staleAfterSeconds, panes = new Map() }: {
+  { now, staleAfterSeconds, panes = new Map(), agentCommands, hostname }: {
     now: number;
     staleAfterSeconds: number;
     panes?: PaneIndex;
+    /** Programs that are the agent (`watch.agentCommands`), for what a pane runs. */
+    agentCommands?: readonly string[];
+    /** This host's name (see `sameHost`). */
+    hostname?: string;
   },
 ): Promise<SessionsStatus> {
   const sessions: SessionRow[] = [];
   const finished = new Set<string>();
   const open: string[] = [];
-  const options = { now, staleAfterSeconds, panes, withRecord: true };
+  const options = {
+    now,
+    staleAfterSeconds,
+    panes,
+    withRecord: true,
+    ...(agentCommands ? { agentCommands } : {}),
+    ...(hostname ? { hostname } : {}),
+  };
   for (const id of listSessions(root).ids) {
     let judged;
     try {

@@ -15,12 +15,18 @@ import { sessionPaths } from "../state/layout.ts";
 import { logToOwnLog } from "../state/own_log.ts";
 import { logRecovery, type RecoveryRecord } from "../state/recovery_log.ts";
 import { registeredRoots } from "../state/roots.ts";
+import { recordScavenge } from "../state/scavenges.ts";
 import { describeError, removeFile, withLock, writeFileAtomic } from "../state/store.ts";
 import { assessSession, type PaneIndex, type SessionAssessment } from "./liveness.ts";
 import { pruneSession, removeLeftover } from "./prune.ts";
 import { clearFinished } from "./registry.ts";
 import { reviveSession } from "./revive.ts";
-import { renderHandoff, scavengeFile, type TranscriptSummary } from "./scavenger.ts";
+import {
+  MAX_TRANSCRIPT_BYTES,
+  renderHandoff,
+  scavengeFile,
+  type TranscriptSummary,
+} from "./scavenger.ts";
 import { listSessions } from "./session_list.ts";
 
 /** One session's judgement in one tick, and what was done about it. */
@@ -42,6 +48,8 @@ export interface SessionReport {
 export interface DaemonDeps {
   env: Readonly<Record<string, string>>;
   now(): number;
+  /** This host's name (an agent recorded on another cannot be checked from here). */
+  hostname(): string;
   signal: AbortSignal;
   /**
    * Hears every session's judgement, each tick; `notable` when something was done or went wrong
@@ -68,7 +76,17 @@ interface RootTick {
   /** Sessions judged alive, and those scavenged, in this tick (for reviving). */
   alive: string[];
   scavenged: SessionAssessment[];
+  /** Transcript bytes this tick may still read, for all its roots (see TICK_TRANSCRIPT_BYTES). */
+  budget: { left: number };
 }
+
+/**
+ * Transcript bytes one tick reads at most, over every handoff it writes, so that a tick ends
+ * (a transcript is read at most its last MAX_TRANSCRIPT_BYTES). Once it is spent, a handoff still
+ * gets the last MIN_TRANSCRIPT_BYTES of its transcript: every dead session gets one.
+ */
+const TICK_TRANSCRIPT_BYTES = 1 << 30;
+const MIN_TRANSCRIPT_BYTES = 16 << 20;
 
 /**
  * The roots to look after: `explicit` ones (`--root`) when given; else every registered root
@@ -102,6 +120,7 @@ export class StaleDaemon {
   /** Checks every session of every root once. */
   async tick(roots: readonly string[]): Promise<void> {
     const panes: PaneIndex = new Map();
+    const budget = { left: TICK_TRANSCRIPT_BYTES };
     for (const root of roots) {
       if (this.#deps.signal.aborted) return;
       let config: Config;
@@ -116,7 +135,15 @@ export class StaleDaemon {
         continue;
       }
       const staleAfter = this.#options.staleAfterSeconds ?? config.stale.afterSeconds;
-      await this.#tickRoot({ root, config, staleAfter, panes, alive: [], scavenged: [] });
+      await this.#tickRoot({
+        root,
+        config,
+        staleAfter,
+        panes,
+        alive: [],
+        scavenged: [],
+        budget,
+      });
     }
   }
 
@@ -144,6 +171,7 @@ export class StaleDaemon {
       try {
         await this.#tickSession(t, id);
       } catch (error) {
+        if (this.#deps.signal.aborted) return; // stopping, not trouble
         await this.#trouble(t.root, id, "could not be checked", error);
       }
     }
@@ -193,7 +221,12 @@ export class StaleDaemon {
       staleAfterSeconds: t.staleAfter,
       pruneAfterSeconds: t.config.stale.pruneAfterDays * 86_400,
     };
-    const judged = await assessSession(t.root, id, { ...settings, panes: t.panes });
+    const judged = await assessSession(t.root, id, {
+      ...settings,
+      panes: t.panes,
+      agentCommands: t.config.watch.agentCommands,
+      hostname: this.#deps.hostname(),
+    });
     if (judged.state === "unregistered") return; // no registry, no heartbeat: not a live session
     if (judged.state === "alive") t.alive.push(id);
     const base = { root: t.root, session: id, heartbeat_age: judged.heartbeatAge };
@@ -304,15 +337,28 @@ export class StaleDaemon {
     const { root } = t;
     const { id } = judged;
     const paths = sessionPaths(root, id);
-    const markdown = await handoffText(judged, cause, this.#deps.now());
+    const markdown = await handoffText(judged, cause, {
+      now: this.#deps.now(),
+      budget: t.budget,
+      signal: this.#deps.signal,
+    });
     return await withLock(paths.session, async () => {
       const again = await assessSession(root, id, {
         now: this.#deps.now(),
         staleAfterSeconds: t.staleAfter,
         panes: new Map(),
+        agentCommands: t.config.watch.agentCommands,
+        hostname: this.#deps.hostname(),
       });
       if (again.state !== "dead") return null; // it came back, or was rescued by another
       await clearFinished(root, id); // first: see markFinished
+      // The ledger first: a handoff on disk that it does not hold is never offered (hook crash).
+      await recordScavenge(this.#deps.env, {
+        root,
+        session: id,
+        handoff: markdown,
+        now: this.#deps.now(),
+      });
       await writeFileAtomic(paths.scavenged, markdown, { root });
       // A new handoff is unread again, even if an earlier one was offered.
       await removeFile(`${paths.scavenged}.offered`, { root }).catch((error) => {
@@ -325,7 +371,11 @@ export class StaleDaemon {
 }
 
 /** The handoff of a dead session, from its transcript (or saying why there is none). */
-async function handoffText(judged: SessionAssessment, cause: string, now: number) {
+async function handoffText(
+  judged: SessionAssessment,
+  cause: string,
+  { now, budget, signal }: { now: number; budget: { left: number }; signal: AbortSignal },
+) {
   const { id, record } = judged;
   let summary: TranscriptSummary | null = null;
   let problem: string | undefined;
@@ -334,8 +384,11 @@ async function handoffText(judged: SessionAssessment, cause: string, now: number
     problem = "session.json records no transcript path";
   } else {
     try {
-      summary = await scavengeFile(transcript);
+      const maxBytes = Math.max(MIN_TRANSCRIPT_BYTES, Math.min(MAX_TRANSCRIPT_BYTES, budget.left));
+      summary = await scavengeFile(transcript, { maxBytes, signal });
+      budget.left -= summary.read ?? 0;
     } catch (error) {
+      if (signal.aborted) throw error; // stopping: no handoff from half a read
       problem = `${transcript}: ${describeError(error)}`;
     }
   }

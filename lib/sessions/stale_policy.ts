@@ -20,10 +20,16 @@
 
 /** What could be found out about a session's host. */
 export interface HostEvidence {
-  /** The recorded pane: still there, gone, or unknown (none recorded, tmux unreachable). */
-  pane: "present" | "gone" | "unknown";
-  /** The recorded agent process. */
-  process: "alive" | "dead" | "reused" | "unknown";
+  /**
+   * The recorded pane: still there and running the agent, there (running something else), gone,
+   * or unknown (none recorded, tmux unreachable or not answering).
+   */
+  pane: "running" | "present" | "gone" | "unknown";
+  /**
+   * The recorded agent process; `elsewhere` when it was recorded on another host or in another
+   * pid namespace (a container), where its pid cannot be looked up from here.
+   */
+  process: "alive" | "dead" | "reused" | "unknown" | "elsewhere";
 }
 
 /** What the session's own files say about its lifecycle. */
@@ -190,12 +196,23 @@ export function decideSession(
   };
 }
 
-/** A session with a stale heartbeat, judged by its host. A live agent process wins over a pane. */
+/**
+ * A session with a stale heartbeat, judged by its host. A live agent process wins over a pane; a
+ * pane that still runs the agent wins over a process that is gone (the agent's own process may not
+ * be the one recorded); what cannot be checked from here is not dead.
+ */
 function judgeHost(
   age: number | null,
   host: HostEvidence,
 ): { state: "alive" | "dead" | "unknown"; reason: string } {
   const stale = age === null ? "no heartbeat" : `no heartbeat for ${age}s`;
+  if (host.process === "elsewhere") {
+    return {
+      state: "unknown",
+      reason: `${stale}, but its agent runs on another host or in another pid namespace (a ` +
+        "container?), where its process cannot be checked from here",
+    };
+  }
   if (host.process === "alive") {
     return {
       state: "alive",
@@ -203,13 +220,20 @@ function judgeHost(
     };
   }
   if (host.pane === "gone") return { state: "dead", reason: `${stale} and its tmux pane is gone` };
+  if (host.pane === "running" && (host.process === "dead" || host.process === "reused")) {
+    return {
+      state: "unknown",
+      reason: `${stale}; the agent process recorded is gone, but its tmux pane still runs the ` +
+        "agent (its process is not the one recorded, or another session runs there)",
+    };
+  }
   if (host.process === "dead") {
     return { state: "dead", reason: `${stale} and its agent process is gone` };
   }
   if (host.process === "reused") {
     return { state: "dead", reason: `${stale} and its pid now belongs to another program` };
   }
-  if (host.pane === "present") {
+  if (host.pane === "present" || host.pane === "running") {
     return {
       state: "alive",
       reason: `${stale}, but its host is still there: its tmux pane is open (a long command?)`,

@@ -49,10 +49,10 @@ function age(seconds: number | null): string {
   return `${Math.round(seconds / 3600)}h`;
 }
 
-function table(rows: string[][], indent = "  "): string {
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  return rows.map((r) => indent + r.map((cell, i) => cell.padEnd(widths[i]!)).join("  ").trimEnd())
-    .join("\n");
+/** One line a row, so that a line break in a cell is a character to replace, not a line. */
+function table(rows: string[][], indent = "  "): string[] {
+  const widths = rows[0]!.map((_, i) => rows.reduce((w, r) => Math.max(w, r[i]!.length), 0));
+  return rows.map((r) => indent + r.map((cell, i) => cell.padEnd(widths[i]!)).join("  ").trimEnd());
 }
 
 const list = <T>(items: T[], show: (item: T) => string) =>
@@ -61,12 +61,11 @@ const list = <T>(items: T[], show: (item: T) => string) =>
 /** A project's sessions: the table of those not finished, and the count of the others. */
 function sessionLines(p: ProjectView, indent: string): string[] {
   const listed = p.sessions.filter((x) => !p.finished.ids.has(x.id));
-  const out = [`${indent}${listed.length === 0 ? "sessions: none" : "sessions:"}`];
-  if (listed.length > 0) {
-    // One line for the table: a project can hold thousands of sessions.
-    const rows = listed.map((x) => [x.id, age(x.heartbeat_age), x.state, x.pane ?? "-"]);
-    out.push(table([["id", "heartbeat", "state", "pane"], ...rows], `${indent}  `));
-  }
+  const rows = listed.map((x) => [x.id, age(x.heartbeat_age), x.state, x.pane ?? "-"]);
+  const out = listed.length === 0 ? [`${indent}sessions: none`] : [
+    `${indent}sessions:`,
+    ...table([["id", "heartbeat", "state", "pane"], ...rows], `${indent}  `),
+  ];
   if (p.finished.ids.size > 0) {
     out.push(
       `${indent}finished sessions: ${p.finished.ids.size} (ended, or scavenged with the handoff ` +
@@ -103,7 +102,7 @@ function paneLines(panes: PaneView[]): string[] {
     p.paused ? "paused" : p.resumed ? "resumed" : p.gave_up ? "gave up" : p.state;
   return [
     "watched panes:",
-    table([
+    ...table([
       ["server", "pane", "state", "limited until", "attempts", "refusal"],
       ...panes.map((
         p,
@@ -124,8 +123,19 @@ function running(what: string, held: { name: string; pid: number | null }[], sta
   return `${what}: running (${held.map((h) => `pid ${h.pid ?? "?"}: ${h.name}`).join("; ")})`;
 }
 
-/** The text of `lifeline status`. */
+/**
+ * Control characters (an escape sequence in a state file would reach the terminal: a title, a
+ * cleared screen, a hidden line) and the bidirectional controls that reorder what is shown, each
+ * as `?`: what is printed comes from files any process in the project may write.
+ */
+const UNPRINTABLE = /[\p{Cc}\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]/gu;
+
+/** The text of `lifeline status`, every line printable (see {@linkcode UNPRINTABLE}). */
 export function renderStatus(s: StatusView): string[] {
+  return statusLines(s).map((line) => line.replace(UNPRINTABLE, "?"));
+}
+
+function statusLines(s: StatusView): string[] {
   const out = [`lifeline status for ${s.root}${s.found ? ` (${s.found})` : ""}`];
   out.push(`self-heal: ${s.kill_switch.state} (${s.kill_switch.path})`);
   out.push(running("watcher", s.watchers, "`lifeline watch tmux`"));
@@ -134,12 +144,18 @@ export function renderStatus(s: StatusView): string[] {
     name: d.name === "registered" ? "every registered project" : "the projects given with --root",
   }));
   out.push(running("daemon", daemons, "`lifeline daemon stale`"));
-  out.push(...sessionLines(s, ""), ...paneLines(s.watched_panes), ...harnessLines(s, ""));
-  if (s.other_projects.length > 0) out.push("other registered projects:");
-  for (const other of s.other_projects) {
-    out.push(`  ${other.root}`);
-    if ("error" in other) out.push(`    cannot be read: ${other.error}`);
-    else out.push(...sessionLines(other, "    "), ...harnessLines(other, "    "));
-  }
-  return out;
+  // Spread into arrays, never into a call's arguments: a project can hold thousands of sessions.
+  const projects = s.other_projects.flatMap((other) => [
+    `  ${other.root}`,
+    ...("error" in other
+      ? [`    cannot be read: ${other.error}`]
+      : [...sessionLines(other, "    "), ...harnessLines(other, "    ")]),
+  ]);
+  return [
+    ...out,
+    ...sessionLines(s, ""),
+    ...paneLines(s.watched_panes),
+    ...harnessLines(s, ""),
+    ...(projects.length > 0 ? ["other registered projects:", ...projects] : []),
+  ];
 }

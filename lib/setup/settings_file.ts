@@ -8,6 +8,7 @@
 
 import { CliError } from "../core/cli.ts";
 import { dirName } from "../core/path.ts";
+import { setJsonFields } from "../core/json_text.ts";
 import { compactStamp } from "../core/text.ts";
 import { misshapenEvents, readSettings, settingsTarget } from "../claude/settings.ts";
 import { writeFileAtomic, writeNewFile } from "../state/store.ts";
@@ -68,8 +69,10 @@ function refuseMisshapen(path: string, value: Record<string, unknown>): void {
 
 /**
  * Writes `settings` to an opened file: the old text is first copied to
- * `<path>.bak-<time>` (`-2`, `-3`, … when that name is taken), with the file's mode, since
- * settings may hold tokens. A link (settings kept in a dotfiles repository) is written where it
+ * `<path>.bak-<time>` (`-2`, `-3`, … when that name is taken), with the file's mode and owner,
+ * since settings may hold tokens. Only the `hooks` member's text changes (see
+ * {@linkcode settingsText}); the file keeps its mode and its owner (init run with sudo does not
+ * hand a user's file to root). A link (settings kept in a dotfiles repository) is written where it
  * leads. Returns the backup's path (null when there was no file).
  */
 export async function writeSettings(
@@ -78,32 +81,50 @@ export async function writeSettings(
   { now }: { now: number },
 ): Promise<string | null> {
   const target = await settingsTarget(file.path);
-  let mode: number | undefined;
+  let keep: { mode: number; owner?: { uid: number; gid: number } } | undefined;
   let backup: string | null = null;
   if (file.text !== null) {
-    mode = ((await Deno.stat(target)).mode ?? 0o644) & 0o7777;
-    backup = await saveBackup(file.path, file.text, { at: compactStamp(now), mode });
+    const info = await Deno.stat(target);
+    keep = {
+      mode: (info.mode ?? 0o644) & 0o7777,
+      ...(info.uid !== null && info.gid !== null
+        ? { owner: { uid: info.uid, gid: info.gid } }
+        : {}),
+    };
+    backup = await saveBackup(file.path, file.text, { at: compactStamp(now), ...keep });
   } else {
     await Deno.mkdir(dirName(target), { recursive: true });
   }
-  await writeFileAtomic(target, settingsText(settings), { root: dirName(target), mode });
+  await writeFileAtomic(target, settingsText(settings, file.text), {
+    root: dirName(target),
+    ...keep,
+  });
   return backup;
 }
 
-/** The text a settings object is written as. */
-export function settingsText(settings: Record<string, unknown>): string {
-  return JSON.stringify(settings, null, 2) + "\n";
+/**
+ * The text a settings object is written as: when the file had text, that text with only its
+ * `hooks` member rewritten (indented like the rest; removed when `settings` has none), so that
+ * every other byte stays the user's (numbers as written, duplicate keys, spacing); else the
+ * object, indented.
+ */
+export function settingsText(
+  settings: Record<string, unknown>,
+  text: string | null = null,
+): string {
+  if (text === null || text.trim() === "") return JSON.stringify(settings, null, 2) + "\n";
+  return setJsonFields(text, { hooks: settings.hooks }, { pretty: true });
 }
 
 async function saveBackup(
   path: string,
   text: string,
-  { at, mode }: { at: string; mode: number },
+  { at, mode, owner }: { at: string; mode: number; owner?: { uid: number; gid: number } },
 ): Promise<string> {
   for (let n = 1;; n++) {
     const backup = `${path}.bak-${at}${n === 1 ? "" : `-${n}`}`;
     try {
-      await writeNewFile(backup, text, { root: dirName(path), mode });
+      await writeNewFile(backup, text, { root: dirName(path), mode, owner });
       return backup;
     } catch (error) {
       if (!(error instanceof Deno.errors.AlreadyExists)) throw error;

@@ -119,30 +119,68 @@ function lstatOrNull(path: string): Deno.FileInfo | null {
 }
 
 /**
- * Checks the directories from `root` down to `dir`: each must be a real directory, not a link.
- * With `create`, missing ones are made one level at a time (so none is made through a link),
- * but never the root itself; without it, a missing one throws NotFound. Synchronous on purpose:
- * these few `lstat` calls run on every state access of every hook, and cost microseconds so.
+ * Runs `fn` with the working directory set to `dir`, which is reached from `root` one directory at
+ * a time, each checked to be a real directory (not a link) and entered by its bare name; the root
+ * itself may be reached through links. `fn` then names files by their bare names, which the kernel
+ * resolves in that directory and nowhere else: a directory on the way that a racer swaps for a
+ * link after its check redirects nothing, since no path through it is resolved again. (Deno has
+ * no `openat`; the working directory stands in for the directory handle it would take.) With
+ * `create`, missing directories are made on the way, but never the root; without it, a missing
+ * one throws NotFound.
+ *
+ * What this cannot stop: a directory renamed whole out of the project (on the same file system),
+ * which takes write access to the project, that is, the user's own rights; what lands there is a
+ * file of lifeline's, under lifeline's name.
+ *
+ * Synchronous on purpose, and so must `fn` be: the working directory is the process's, and no
+ * other code may run while it is not the usual one. These few calls run on every state access of
+ * every hook, and cost microseconds so.
  */
-function checkDirs(root: string, dir: string, create: boolean): void {
+function inStateDir<T>(root: string, dir: string, create: boolean, fn: () => T): T {
   const segments = segmentsBelow(root, dir);
   if (create) checkRoot(root);
-  let current = root;
-  for (const segment of segments) {
-    current = joinPath(current, segment);
-    let info = lstatOrNull(current);
-    if (!info) {
-      if (!create) throw new Deno.errors.NotFound(`"${current}" does not exist`);
-      try {
-        Deno.mkdirSync(current);
-      } catch (error) {
-        if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
-      }
-      info = Deno.lstatSync(current);
-    }
-    if (info.isSymlink) throw new RefusedPathError(current, "it is a symbolic link");
-    if (!info.isDirectory) throw new RefusedPathError(current, "it is not a directory");
+  let back: string | null;
+  try {
+    back = Deno.cwd();
+  } catch {
+    back = null; // it was removed: there is nothing to come back to
   }
+  Deno.chdir(root);
+  try {
+    let current = root;
+    for (const segment of segments) {
+      current = joinPath(current, segment);
+      let info = lstatOrNull(segment);
+      if (!info) {
+        if (!create) throw new Deno.errors.NotFound(`"${current}" does not exist`);
+        try {
+          Deno.mkdirSync(segment);
+        } catch (error) {
+          if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
+        }
+        info = Deno.lstatSync(segment);
+      }
+      if (info.isSymlink) throw new RefusedPathError(current, "it is a symbolic link");
+      if (!info.isDirectory) throw new RefusedPathError(current, "it is not a directory");
+      Deno.chdir(segment);
+      // The name was checked, then entered: what was entered must be what was checked.
+      if (!sameEntry(Deno.statSync("."), info)) {
+        throw new RefusedPathError(current, "it was replaced (by a link?) while being used");
+      }
+    }
+    return fn();
+  } finally {
+    try {
+      Deno.chdir(back ?? "/");
+    } catch {
+      Deno.chdir("/");
+    }
+  }
+}
+
+/** Whether two infos are of one file system entry. */
+function sameEntry(a: Deno.FileInfo, b: Deno.FileInfo): boolean {
+  return a.dev === b.dev && a.ino === b.ino;
 }
 
 /** The root must be there (possibly through links): state is never written into a root made up. */
@@ -159,9 +197,12 @@ function checkRoot(root: string): void {
   if (!info.isDirectory) throw new RefusedPathError(root, "the project root is not a directory");
 }
 
-/** Checks the final segment: not a link, and a regular file when it exists. Returns its info. */
-function checkFile(path: string): Deno.FileInfo | null {
-  const info = lstatOrNull(path);
+/**
+ * Checks a file's entry (`name`, in the working directory or a path; `path` names it in
+ * messages): not a link, and a regular file when it exists. Returns its info.
+ */
+function checkFile(name: string, path = name): Deno.FileInfo | null {
+  const info = lstatOrNull(name);
   if (info?.isSymlink) throw new RefusedPathError(path, "it is a symbolic link");
   if (info && !info.isFile) throw new RefusedPathError(path, "it is not a regular file");
   return info;
@@ -182,70 +223,157 @@ function promised<T>(fn: () => T): Promise<T> {
 /** How {@linkcode openChecked} opens a file. */
 type Access = "read" | "append" | "lock";
 
+/**
+ * How each access opens an existing file. Reading and appending open it read+write too: a FIFO
+ * opened for reading alone (or writing alone) waits in the kernel for the other end, and Deno can
+ * pass neither `O_NONBLOCK` nor `O_NOFOLLOW`; opened read+write, it never waits (Linux, macOS).
+ * Nothing is ever written through a file opened for reading.
+ */
 const OPEN_OPTIONS: Record<Access, Deno.OpenOptions> = {
-  read: { read: true },
-  append: { append: true },
+  read: { read: true, write: true },
+  append: { read: true, append: true },
   lock: { read: true, write: true },
 };
 
+/** The open a read+write one falls back to where writing is refused (see {@linkcode openExistingSync}). */
+const FALLBACK: Record<Access, Deno.OpenOptions | undefined> = {
+  read: { read: true },
+  append: { append: true },
+  lock: undefined,
+};
+
+/**
+ * Whether an open failed because the file may not be written (its mode, a read-only file system,
+ * an immutable or running file): only then is it opened again with less access.
+ */
+function writeRefused(error: unknown): boolean {
+  if (error instanceof Deno.errors.PermissionDenied) return true;
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === "EROFS" || code === "EPERM" || code === "ETXTBSY";
+}
+
+/**
+ * Opens the existing file `name` (in the working directory) the way {@linkcode OPEN_OPTIONS} says.
+ * `undefined`: writing it is refused (its mode, a read-only file system), and the plain open of
+ * {@linkcode FALLBACK} is left to the caller. (That one, the only open that could still block on a
+ * FIFO swapped in after the check, needs a FIFO this user may not write, put in a directory this
+ * user's own processes write.) Windows has no FIFOs, and other processes may have the file open
+ * for reading only: there the plain open is used at once.
+ */
+function openExistingSync(name: string, access: Access): Deno.FsFile | undefined {
+  const fallback = FALLBACK[access];
+  if (fallback && Deno.build.os === "windows") return Deno.openSync(name, fallback);
+  try {
+    return Deno.openSync(name, OPEN_OPTIONS[access]);
+  } catch (error) {
+    if (fallback && writeRefused(error)) return undefined;
+    throw error;
+  }
+}
+
+/** Whether an open file is the regular file `before` (an `lstat` of its name) saw. */
+function sameFile(after: Deno.FileInfo, before: Deno.FileInfo): boolean {
+  return after.isFile && sameEntry(after, before);
+}
+
+/** What one try at opening found (see {@linkcode openChecked}). */
+type Opened = { file: Deno.FsFile } | { again: true } | { plain: Deno.FileInfo };
+
+/** One try at opening `name` in the working directory (see {@linkcode openChecked}). */
+function openHere(name: string, path: string, access: Access): Opened {
+  const before = access === "lock" ? lockPathInfo(name) : checkFile(name, path);
+  if (!before) {
+    if (access === "read") throw new Deno.errors.NotFound(`"${path}" does not exist`);
+    try {
+      return { file: Deno.openSync(name, { ...OPEN_OPTIONS[access], createNew: true }) };
+    } catch (error) {
+      if (error instanceof Deno.errors.AlreadyExists) return { again: true };
+      throw error;
+    }
+  }
+  const file = openExistingSync(name, access);
+  if (!file) return { plain: before };
+  if (sameFile(file.statSync(), before)) return { file };
+  file.close();
+  return { again: true }; // replaced between the lstat and the open
+}
+
 /**
  * Opens a regular file below `root`. A missing one is created (append, lock) with `createNew`,
- * which never follows a link; an existing one is checked with `lstat` first and by device and
- * inode after the open, so a FIFO is never opened and a file swapped in between is refused.
+ * which never follows a link; an existing one is checked with `lstat` first, opened so that a
+ * FIFO swapped in meanwhile cannot block the open (see {@linkcode OPEN_OPTIONS}), and checked by
+ * device and inode after it, so that anything but the regular file the `lstat` saw is refused.
+ * Both happen in the file's directory, entered without links (see {@linkcode inStateDir}).
  */
 function openChecked(path: string, root: string, access: Access): Deno.FsFile {
-  const create = access !== "read";
-  checkDirs(root, dirName(path), create);
+  const name = baseName(path);
   for (let attempt = 1;; attempt++) {
-    const before = access === "lock" ? lockPathInfo(path) : checkFile(path);
-    if (!before) {
-      if (!create) throw new Deno.errors.NotFound(`"${path}" does not exist`);
-      try {
-        return Deno.openSync(path, { ...OPEN_OPTIONS[access], createNew: true });
-      } catch (error) {
-        if (error instanceof Deno.errors.AlreadyExists && attempt < 3) continue;
-        throw error;
-      }
-    }
-    const file = Deno.openSync(path, OPEN_OPTIONS[access]);
-    const after = file.statSync();
-    if (after.isFile && after.dev === before.dev && after.ino === before.ino) return file;
-    file.close();
+    const opened = inStateDir(root, dirName(path), access !== "read", () => {
+      const tried = openHere(name, path, access);
+      if (!("plain" in tried)) return tried;
+      // Writing it is refused: opened as asked, and checked against the lstat (see
+      // openExistingSync for the one FIFO that could still block this open).
+      const file = Deno.openSync(name, FALLBACK[access]);
+      if (sameFile(file.statSync(), tried.plain)) return { file };
+      file.close();
+      return { again: true as const };
+    });
+    if ("file" in opened) return opened.file;
     if (attempt >= 3) throw new RefusedPathError(path, "it was replaced while being opened");
   }
 }
 
 /**
- * A lock path's info. A link there (left by hand, or dangling after a cleanup) is moved aside
- * rather than refused: every later update would fail on it otherwise, and a link cannot be a
- * lock lifeline made. The link is renamed, never followed; what it points to is not touched.
+ * Opens the regular file `name` (in the working directory, or a path; `path` names it in
+ * messages) for reading, synchronously, whatever is swapped in between the check and the open
+ * (see {@linkcode openChecked}); returns it with its size at the open. Throws NotFound when it is
+ * missing and {@linkcode RefusedPathError} when it is not a regular file. (A file this user may
+ * not write is opened read-only, which is where a FIFO could still block: see
+ * {@linkcode openExistingSync}.)
  */
-function lockPathInfo(path: string): Deno.FileInfo | null {
-  const info = lstatOrNull(path);
-  if (!info?.isSymlink) return checkFile(path);
-  Deno.renameSync(path, `${path}.link-${Date.now()}-${uniqueSuffix()}`);
+export function openRegularFileSync(
+  name: string,
+  path = name,
+): { file: Deno.FsFile; size: number } {
+  const before = checkFile(name, path);
+  if (!before) throw new Deno.errors.NotFound(`"${path}" does not exist`);
+  const file = openExistingSync(name, "read") ?? Deno.openSync(name, FALLBACK.read);
+  const after = file.statSync();
+  if (!sameFile(after, before)) {
+    file.close();
+    throw new RefusedPathError(path, "it was replaced while being opened");
+  }
+  return { file, size: after.size };
+}
+
+/**
+ * A lock file's info (`name`, in the working directory). A link there (left by hand, or dangling
+ * after a cleanup) is moved aside rather than refused: every later update would fail on it
+ * otherwise, and a link cannot be a lock lifeline made. The link is renamed, never followed; what
+ * it points to is not touched.
+ */
+function lockPathInfo(name: string): Deno.FileInfo | null {
+  const info = lstatOrNull(name);
+  if (!info?.isSymlink) return checkFile(name);
+  Deno.renameSync(name, `${name}.link-${Date.now()}-${uniqueSuffix()}`);
   return null;
 }
 
-/** Reads at most `maxBytes` of an open file; `complete` says whether that was all of it. */
+/**
+ * Reads at most `maxBytes` of an open file, and never more than its size when it was opened: a
+ * file of `/proc` says it holds nothing, and one like `/proc/kmsg` would block a read for ever.
+ * `complete` says whether that was all of it.
+ */
 function readAtMost(file: Deno.FsFile, maxBytes: number): { bytes: Uint8Array; complete: boolean } {
-  const buffer = new Uint8Array(Math.min(maxBytes + 1, 1 << 16));
-  const chunks: Uint8Array[] = [];
+  const size = file.statSync().size;
+  const bytes = new Uint8Array(Math.min(size, maxBytes));
   let total = 0;
-  while (total <= maxBytes) {
-    const n = file.readSync(buffer.subarray(0, Math.min(buffer.length, maxBytes + 1 - total)));
+  while (total < bytes.length) {
+    const n = file.readSync(bytes.subarray(total));
     if (n === null) break;
-    chunks.push(buffer.slice(0, n));
     total += n;
   }
-  const bytes = new Uint8Array(Math.min(total, maxBytes));
-  let offset = 0;
-  for (const chunk of chunks) {
-    const part = chunk.subarray(0, bytes.length - offset);
-    bytes.set(part, offset);
-    offset += part.length;
-  }
-  return { bytes, complete: total <= maxBytes };
+  return { bytes: bytes.subarray(0, total), complete: size <= maxBytes };
 }
 
 /**
@@ -285,44 +413,35 @@ export function readStateTextSync(
   path: string,
   { root, maxBytes = MAX_STATE_BYTES }: Within & { maxBytes?: number },
 ): string {
-  checkDirs(root, dirName(path), false);
-  const before = checkFile(path);
-  if (!before) throw new Deno.errors.NotFound(`"${path}" does not exist`);
-  const file = Deno.openSync(path, { read: true });
-  try {
-    const after = file.statSync();
-    if (after.dev !== before.dev || after.ino !== before.ino) {
-      throw new RefusedPathError(path, "it was replaced while being opened");
+  return inStateDir(root, dirName(path), false, () => {
+    const { file, size } = openRegularFileSync(baseName(path), path);
+    try {
+      if (size > maxBytes) throw new RefusedPathError(path, `it is larger than ${maxBytes} bytes`);
+      // No more than its size at the open: see readAtMost.
+      const buffer = new Uint8Array(size);
+      let total = 0;
+      for (let n; total < buffer.length && (n = file.readSync(buffer.subarray(total))) !== null;) {
+        total += n;
+      }
+      return new TextDecoder().decode(buffer.subarray(0, total));
+    } finally {
+      file.close();
     }
-    // One byte more than expected tells a file of that size from a larger (or growing) one.
-    const expected = Math.min(after.size, maxBytes);
-    const buffer = new Uint8Array(expected + 1);
-    let total = 0;
-    for (let n; total < buffer.length && (n = file.readSync(buffer.subarray(total))) !== null;) {
-      total += n;
-    }
-    if (total > expected) {
-      const reason = expected === maxBytes ? `larger than ${maxBytes} bytes` : "growing";
-      throw new RefusedPathError(path, `it is ${reason}`);
-    }
-    return new TextDecoder().decode(buffer.subarray(0, total));
-  } finally {
-    file.close();
-  }
+  });
 }
 
 /**
  * The first `maxBytes` of a small file (a status word, a heartbeat), or undefined when it is
- * missing or not a regular file. The read is bounded, and a symlink or FIFO is refused before it is
- * opened, so a loop over every session cannot be stalled by one of them.
+ * missing or not a regular file. The read is bounded, a symlink is refused, and the file is opened
+ * so that a FIFO swapped in after the check can neither block the open nor be read (see
+ * {@linkcode openRegularFileSync}): a loop over every session cannot be stalled by one of them.
  */
 export function readSmallFileSync(path: string, maxBytes = 256): string | undefined {
   try {
-    if (!Deno.lstatSync(path).isFile) return undefined;
-    const file = Deno.openSync(path, { read: true });
+    const { file, size } = openRegularFileSync(path);
     try {
-      const buffer = new Uint8Array(maxBytes);
-      const n = file.readSync(buffer) ?? 0;
+      const buffer = new Uint8Array(Math.min(maxBytes, size));
+      const n = buffer.length === 0 ? 0 : file.readSync(buffer) ?? 0;
       return new TextDecoder().decode(buffer.subarray(0, n));
     } finally {
       file.close();
@@ -381,16 +500,12 @@ export async function readFileTail(
  * listed as such, never followed). Throws NotFound when it is not there.
  */
 export function listStateDir(dir: string, { root }: Within): Promise<Deno.DirEntry[]> {
-  return promised(() => {
-    checkDirs(root, dir, false);
-    return [...Deno.readDirSync(dir)];
-  });
+  return promised(() => inStateDir(root, dir, false, () => [...Deno.readDirSync(".")]));
 }
 
 /** Creates `path` and the directories above it, below `root` (which must exist), without links. */
 export function ensureDir(path: string, { root }: Within): Promise<void> {
-  checkDirs(root, path, true);
-  return Promise.resolve();
+  return promised(() => inStateDir(root, path, true, () => {}));
 }
 
 /**
@@ -399,12 +514,11 @@ export function ensureDir(path: string, { root }: Within): Promise<void> {
  */
 export function stateFileExists(path: string, { root }: Within): boolean {
   try {
-    checkDirs(root, dirName(path), false);
+    return inStateDir(root, dirName(path), false, () => checkFile(baseName(path), path) !== null);
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return false;
     throw error;
   }
-  return checkFile(path) !== null;
 }
 
 /** True when `path` exists (a symlink counts as itself). Other errors are thrown. */
@@ -429,61 +543,74 @@ function writeAll(file: Deno.FsFile, bytes: Uint8Array): void {
 
 /**
  * Writes `data` to `path` atomically: temp file, fsync, rename. Creates parent directories below
- * `root`. `mode` sets the file's permission bits exactly (umask aside); else the default.
+ * `root`. `mode` and `owner` set the file's permissions (see {@linkcode WriteOptions}).
  * `durable: false` skips the fsync, for a file whose loss in a power cut costs nothing (the
  * heartbeat, rewritten on every tool call): readers still see the old file or the new one.
  */
 export async function writeFileAtomic(
   path: string,
   data: string | Uint8Array,
-  { root, mode, durable = true }: Within & { mode?: number | undefined; durable?: boolean },
+  { root, mode, owner, durable = true }: Within & WriteOptions & { durable?: boolean },
 ): Promise<void> {
-  const { file, temp } = writeTemp(path, data, { root, mode });
+  const dir = dirName(path);
+  const name = baseName(path);
+  const temp = `.${name}.${uniqueSuffix()}.tmp`;
+  const bytes = typeof data === "string" ? encoder.encode(data) : data;
+  // Each step that names a file does it in the directory entered without links (inStateDir):
+  // the temp file is made there, and renamed there, whatever happens to the path in between.
+  const file = inStateDir(root, dir, true, () => {
+    checkFile(name, path);
+    return Deno.openSync(temp, { write: true, createNew: true, ...modeOption(mode) });
+  });
   try {
     try {
+      writeAll(file, bytes);
       // Asynchronous, so that a hook goes on with its other work while the disk catches up.
       if (durable) await file.sync();
     } finally {
       file.close();
     }
-    moveOver(temp, path);
+    inStateDir(root, dir, false, () => {
+      setMode(temp, mode, owner);
+      Deno.renameSync(temp, name);
+    });
   } catch (error) {
-    discard(temp);
+    try {
+      inStateDir(root, dir, false, () => Deno.removeSync(temp));
+    } catch {
+      // Gone already, or its directory is.
+    }
     throw error;
   }
 }
 
-/** The first step of {@linkcode writeFileAtomic}: `data` in a new temp file beside `path`. */
-function writeTemp(
-  path: string,
-  data: string | Uint8Array,
-  { root, mode }: Within & { mode?: number | undefined },
-): { file: Deno.FsFile; temp: string } {
-  checkDirs(root, dirName(path), true);
-  checkFile(path);
-  const temp = joinPath(dirName(path), `.${baseName(path)}.${uniqueSuffix()}.tmp`);
-  const file = Deno.openSync(temp, { write: true, createNew: true });
-  try {
-    writeAll(file, typeof data === "string" ? encoder.encode(data) : data);
-    if (mode !== undefined && Deno.build.os !== "windows") Deno.chmodSync(temp, mode);
-    return { file, temp };
-  } catch (error) {
-    file.close();
-    discard(temp);
-    throw error;
-  }
+/** The mode a file is created with: never more open than `mode` (umask takes bits away). */
+function modeOption(mode: number | undefined): { mode?: number } {
+  return mode === undefined ? {} : { mode };
 }
 
-function moveOver(temp: string, path: string): void {
-  Deno.renameSync(temp, path);
+/** How a written file's permissions are set. */
+export interface WriteOptions {
+  /** The permission bits, exactly (umask aside); else the default. */
+  mode?: number | undefined;
+  /**
+   * The owner to give it (a file rewritten for someone else keeps theirs). Where that is not
+   * permitted (only root may give a file away), it keeps the writer's.
+   */
+  owner?: { uid: number; gid: number } | undefined;
 }
 
-function discard(temp: string): void {
-  try {
-    Deno.removeSync(temp);
-  } catch {
-    // Already gone.
+/** Sets `name`'s owner and permission bits (see {@linkcode WriteOptions}; not on Windows). */
+function setMode(name: string, mode: number | undefined, owner?: WriteOptions["owner"]): void {
+  if (Deno.build.os === "windows") return;
+  if (owner) {
+    try {
+      Deno.chownSync(name, owner.uid, owner.gid);
+    } catch (error) {
+      if (!(error instanceof Deno.errors.PermissionDenied)) throw error;
+    }
   }
+  if (mode !== undefined) Deno.chmodSync(name, mode); // after chown, which may clear setuid bits
 }
 
 /**
@@ -493,14 +620,17 @@ function discard(temp: string): void {
 export function writeNewFile(
   path: string,
   data: string,
-  { root, mode }: Within & { mode?: number | undefined },
+  { root, mode, owner }: Within & WriteOptions,
 ): Promise<void> {
+  const name = baseName(path);
   return promised(() => {
-    checkDirs(root, dirName(path), true);
-    const file = Deno.openSync(path, { write: true, createNew: true });
+    const file = inStateDir(root, dirName(path), true, () => {
+      const created = Deno.openSync(name, { write: true, createNew: true, ...modeOption(mode) });
+      setMode(name, mode, owner);
+      return created;
+    });
     try {
       writeAll(file, encoder.encode(data));
-      if (mode !== undefined && Deno.build.os !== "windows") Deno.chmodSync(path, mode);
     } finally {
       file.close();
     }
@@ -521,29 +651,43 @@ export function appendText(path: string, text: string, { root }: Within): Promis
 
 /** Removes a state file (not a link, not a directory). Throws NotFound when it is not there. */
 export function removeFile(path: string, { root }: Within): Promise<void> {
-  return promised(() => {
-    checkDirs(root, dirName(path), false);
-    if (!checkFile(path)) throw new Deno.errors.NotFound(`"${path}" does not exist`);
-    Deno.removeSync(path);
-  });
+  const name = baseName(path);
+  return promised(() =>
+    inStateDir(root, dirName(path), false, () => {
+      if (!checkFile(name, path)) throw new Deno.errors.NotFound(`"${path}" does not exist`);
+      Deno.removeSync(name);
+    })
+  );
 }
 
 /**
  * Removes a state directory below `root` (never the root) and everything in it: links inside
  * are removed, never followed.
  */
-export async function removeDir(path: string, { root }: Within): Promise<void> {
-  if (segmentsBelow(root, path).length === 0) throw new RefusedPathError(path, "it is the root");
-  checkDirs(root, path, false);
-  await Deno.remove(path, { recursive: true });
+export function removeDir(path: string, { root }: Within): Promise<void> {
+  const name = baseName(path);
+  return promised(() => {
+    if (segmentsBelow(root, path).length === 0) throw new RefusedPathError(path, "it is the root");
+    inStateDir(root, dirName(path), false, () => {
+      const info = lstatOrNull(name);
+      if (!info) throw new Deno.errors.NotFound(`"${path}" does not exist`);
+      if (info.isSymlink) throw new RefusedPathError(path, "it is a symbolic link");
+      if (!info.isDirectory) throw new RefusedPathError(path, "it is not a directory");
+      Deno.removeSync(name, { recursive: true }); // never follows a link inside
+    });
+  });
 }
 
-/** Renames a state file (or a link: it is moved, never followed) within `root`. */
+/**
+ * Renames a state file or directory (or a link: it is moved, never followed) within one directory
+ * below `root`.
+ */
 export function renameFile(from: string, to: string, { root }: Within): Promise<void> {
   return promised(() => {
-    checkDirs(root, dirName(from), false);
-    checkDirs(root, dirName(to), false);
-    Deno.renameSync(from, to);
+    if (dirName(from) !== dirName(to)) {
+      throw new RefusedPathError(to, `it is not in the directory of "${from}"`);
+    }
+    inStateDir(root, dirName(from), false, () => Deno.renameSync(baseName(from), baseName(to)));
   });
 }
 
