@@ -571,3 +571,96 @@ tmuxTest(
     assert.equal(await enters(), 3, "nothing more once reported");
   },
 );
+
+// The third red-team run: a stop request (SIGTERM) or a mode in the middle of a resume.
+
+/** Waits until the pane has received `text` (in all), or fails after 10 s. */
+async function until(tmux: TmuxHarness, pane: AgentPane, text: string): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!(await typed(tmux, pane)).includes(text)) {
+    if (Date.now() > deadline) throw new Error(`${pane.id} never received ${JSON.stringify(text)}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+tmuxTest(
+  "told to stop between the text and Enter: no Enter, the text taken back at once",
+  async (_dir, tmux) => {
+    const { reset, clock } = passed();
+    const pane = await tmux.addAgent(limited(reset));
+    let stop = false;
+    const settings = testSettings({ keyDelayMs: 6000 });
+    const run = watchRun(tmux, { clock, settings, stopping: () => stop });
+    const started = Date.now();
+    const scan = run.watcher.scan();
+    await until(tmux, pane, "continue");
+    stop = true;
+    await scan;
+    assert.ok(Date.now() - started < 5000, "well before the 6 s key delay ran out");
+    assert.equal(await typed(tmux, pane), "continue" + "\x7f".repeat(8), "Backspaces, no Enter");
+    assert.match(
+      run.about(pane).at(-1)!.reason,
+      /then the watcher was told to stop before Enter: no Enter; took the typed text back/,
+    );
+    // Nothing new starts once told to stop.
+    clock.advance(3600_000);
+    await run.watcher.scan();
+    assert.equal(await typed(tmux, pane), "continue" + "\x7f".repeat(8));
+  },
+);
+
+tmuxTest(
+  "told to stop while checking a resume: the check ends at once, and the attempt is counted",
+  async (_dir, tmux) => {
+    const { reset, clock } = passed();
+    const pane = await tmux.addAgent(limited(reset)); // the screen stays as it is after Enter
+    let stop = false;
+    let captures = 0;
+    const settings = testSettings({ verifyDelayMs: 15_000 });
+    const run = watchRun(tmux, { clock, settings, stopping: () => stop });
+    const real = run.deps.tmux;
+    const watcher = new Watcher({
+      ...run.deps,
+      tmux: { ...real, capture: (id) => (captures++, real.capture(id)) },
+    }, settings);
+    const scan = watcher.scan();
+    await until(tmux, pane, "\r");
+    const stoppedAt = Date.now();
+    stop = true;
+    captures = 0;
+    await scan;
+    assert.ok(Date.now() - stoppedAt < 2000, "not the 15 s check");
+    assert.ok(captures <= 3, `${captures} captures after the stop: no busy loop`);
+    const record = watcher.records.get(pane.id)!;
+    assert.equal(record.attempts, 1);
+    assert.ok(record.resume_at! > clock.now(), "the next try waits for its backoff");
+    assert.match(record.reason, /told to stop before it could tell/);
+  },
+);
+
+tmuxTest(
+  "its own text left in the box (copy mode came up while typing) is taken back once it can be",
+  async (_dir, tmux) => {
+    const { reset, clock } = passed();
+    const pane = await tmux.addAgent(limited(reset), { afterEnter: WORKING });
+    const settings = testSettings({ keyDelayMs: 1500 });
+    const run = watchRun(tmux, { clock, settings });
+    const scan = run.watcher.scan();
+    await until(tmux, pane, "continue");
+    await tmux.run(["copy-mode", "-t", pane.id]);
+    await scan;
+    assert.match(run.about(pane).at(-1)!.reason, /left the typed "continue" as it is/);
+    await tmux.run(["send-keys", "-t", pane.id, "-X", "cancel"]);
+    await run.watcher.scan();
+    assert.equal(await typed(tmux, pane), "continue" + "\x7f".repeat(8), "taken back");
+    assert.ok(run.about(pane).some((e) => /took back the "continue" it had left/.test(e.reason)));
+    assert.match(
+      run.about(pane).at(-1)!.reason,
+      /^not resumed yet: the last try stopped before Enter \(/,
+      "a try that never pressed Enter is not a limit still on",
+    );
+    clock.advance(10 * 60_000);
+    await run.watcher.scan();
+    assert.equal(await typed(tmux, pane), "continue" + "\x7f".repeat(8) + "continue\r");
+  },
+);

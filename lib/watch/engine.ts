@@ -108,7 +108,13 @@ export type RecoveryEntry = {
 export interface WatchDeps {
   tmux: TmuxClient;
   now(): number;
+  /** Waits `ms`, whatever happens: the pauses inside a scan are short and must not be cut. */
   sleep(ms: number): Promise<void>;
+  /**
+   * The watcher was told to stop: no keystroke sequence starts, one under way ends without Enter
+   * (its text taken back), and a resume's check ends at once, counted as an attempt.
+   */
+  stopping(): boolean;
   random(): number;
   emit(event: PaneEvent): void;
   /** The registered sessions that name a tmux pane, read at the start of each scan. */
@@ -323,6 +329,7 @@ export class Watcher {
       this.records.set(pane.id, record);
       return undefined; // an unreadable reset: looked at again only at its time
     }
+    if (record.left_text) record = await this.#clearLeftover(record, joined);
     const text = await this.#deps.tmux.capture(pane.id);
     // A session joined by pane id alone (no agent process that matches) may be another's.
     const records = joined?.verified
@@ -399,14 +406,14 @@ export class Watcher {
    */
   async #paneRefusal(
     record: PaneRecord,
-    one: Observed,
+    joined: JoinedSession | null,
   ): Promise<{ reason: string; hash: string } | null> {
     const info = await this.#deps.tmux.paneInfo(record.pane);
     if (!info || info.dead) return { reason: "the pane is gone", hash: "gone" };
     if (await this.#deps.processKey(info.pid) !== record.identity) {
       return { reason: `${record.pane} is now another process`, hash: "other" };
     }
-    return paneGate(info, this.#isAgent(info, one.joined));
+    return paneGate(info, this.#isAgent(info, joined));
   }
 
   /** The last look before a keystroke. `expect` is what the input box must hold. */
@@ -416,7 +423,7 @@ export class Watcher {
     expect: string,
     keys: "text" | "enter",
   ): Promise<Look> {
-    const pane = await this.#paneRefusal(record, one);
+    const pane = await this.#paneRefusal(record, one.joined);
     if (pane) return { ok: false, ...pane };
     const text = await this.#deps.tmux.capture(record.pane);
     const hash = shortHash(text);
@@ -476,6 +483,7 @@ export class Watcher {
     const text = this.#settings.resumeText;
     const typed = action.keys === "text" ? `"${text}" then Enter` : "Enter";
     const shown = { state: one.decision.shown.state, signal: one.decision.shown.signal, root };
+    if (this.#deps.stopping()) return record;
     try {
       const before = await this.#look(record, one, "", action.keys);
       if (!before.ok) return await this.#refuse(record, one, before.reason, before.hash);
@@ -509,7 +517,9 @@ export class Watcher {
           (r) => r.input === text,
           Math.max(this.#settings.keyDelayMs, 2000),
         );
-        await this.#deps.sleep(this.#settings.keyDelayMs);
+        if (!(await this.#pause(this.#settings.keyDelayMs))) {
+          return await this.#takeBack(record, one, "the watcher was told to stop before Enter");
+        }
         const typedLook = await this.#look(record, one, text, "text");
         if (!typedLook.ok || !echoed) {
           return await this.#takeBack(
@@ -547,7 +557,10 @@ export class Watcher {
     const text = this.#settings.resumeText;
     // Backspaces are keys like any other: the pane must still take them alone (no synchronised
     // panes, no mode, the same agent), or they are not sent.
-    const pane = await this.#paneRefusal(record, one).catch(() => ({ reason: "", hash: "" }));
+    const pane = await this.#paneRefusal(record, one.joined).catch(() => ({
+      reason: "",
+      hash: "",
+    }));
     const now = readScreen(await this.#deps.tmux.capture(record.pane).catch(() => ""));
     // Backspace edits the input box, busy agent or not; a dialog would take it as an answer.
     const safeToClear = pane === null && now.input === text && now.confident &&
@@ -575,10 +588,12 @@ export class Watcher {
       })`;
     }
     const reason = `typed "${text}", then ${why}: no Enter; ${outcome}`;
-    const next = afterAttempt(refused(record, reason, "typed"), { ok: false, what: reason }, {
+    const attempted = afterAttempt(refused(record, reason, "typed"), { ok: false, what: reason }, {
       now: this.#deps.now(),
       maxAttempts: this.#settings.policy.maxAttempts,
     });
+    // Text left in the box is this watcher's: taken back once the pane takes keys again.
+    const next = { ...attempted, left_text: outcome.startsWith("left the typed") };
     this.#emit(next, {
       state: now.state,
       signal: one.decision.shown.signal,
@@ -590,6 +605,48 @@ export class Watcher {
     });
     await this.#log(next, one.joined?.root ?? null, "resume", "stopped before Enter", reason);
     return await this.#tell(next, one, "refused", reason);
+  }
+
+  /**
+   * The resume text this watcher typed and had to leave in the input box (the pane was in a mode,
+   * or synchronised, when it would have taken it back): taken back now if the box holds exactly
+   * it and the pane takes keys alone again, so the box is the user's again; left alone, and
+   * forgotten, once the box holds anything else (the user's edit is theirs).
+   */
+  async #clearLeftover(record: PaneRecord, joined: JoinedSession | null): Promise<PaneRecord> {
+    const text = this.#settings.resumeText;
+    const now = readScreen(await this.#deps.tmux.capture(record.pane).catch(() => ""));
+    if (now.input !== text) return { ...record, left_text: false };
+    if (this.#settings.dryRun || this.#deps.stopping()) return record;
+    if (await this.#paneRefusal(record, joined).catch(() => ({}))) return record;
+    if (!now.confident || ["dangerous_prompt", "limit_menu"].includes(now.state)) return record;
+    await this.#deps.tmux.sendBackspaces(record.pane, [...text].length);
+    const cleared = await this.#waitFor(record.pane, (r) => r.input === "", 2000);
+    const reason = cleared
+      ? `took back the "${text}" it had left in the input box`
+      : `tried to take back the "${text}" it had left in the input box; check the pane`;
+    const next = { ...record, left_text: !cleared, quiet_on: null, reason };
+    this.#emit(next, {
+      state: now.state,
+      signal: null,
+      reset_at: next.reset_at,
+      action: "report",
+      reason,
+      root: joined?.root ?? null,
+    });
+    await this.#log(next, joined?.root ?? null, "resume", "took back its text", reason);
+    return next;
+  }
+
+  /** Waits `ms` in short steps; false as soon as the watcher is told to stop. */
+  async #pause(ms: number): Promise<boolean> {
+    const until = this.#deps.now() + ms;
+    while (!this.#deps.stopping()) {
+      const left = until - this.#deps.now();
+      if (left <= 0) return true;
+      await this.#deps.sleep(Math.min(left, POLL_MS));
+    }
+    return false;
   }
 
   /** Polls the pane until `done` holds for its reading, or `timeoutMs` passes. */
@@ -629,6 +686,7 @@ export class Watcher {
         before.reading.state === "limit_menu" && reading.state === "usage_limit");
     let after: ScreenReading | null = null;
     let ok = false;
+    let stopped = false;
     const deadline = this.#deps.now() + this.#settings.verifyDelayMs;
     for (;;) {
       const text = await this.#deps.tmux.capture(record.pane).catch(() => null);
@@ -636,11 +694,19 @@ export class Watcher {
       after = readScreen(text);
       ok = worked(text, after);
       if (ok || this.#deps.now() >= deadline) break;
+      // Told to stop: the attempt is counted as one that did not work, and saved, so the next
+      // watcher neither types again at once nor starts counting afresh.
+      if ((stopped = this.#deps.stopping())) break;
       await this.#deps.sleep(POLL_MS);
     }
-    const then = after === null ? "the pane is gone" : `now ${after.state}: ${after.rule}`;
+    const then = after === null
+      ? "the pane is gone"
+      : stopped
+      ? `the watcher was told to stop before it could tell; now ${after.state}`
+      : `now ${after.state}: ${after.rule}`;
     const what = `${typed}: ${ok ? "worked" : "did not work"} (${then})`;
-    const next = afterAttempt(record, { ok, what }, {
+    // Enter went: whatever stopped an earlier try is not why this one ended.
+    const next = afterAttempt({ ...record, refusal: null }, { ok, what }, {
       now: this.#deps.now(),
       maxAttempts: this.#settings.policy.maxAttempts,
     });

@@ -96,7 +96,8 @@ function watcherDeps(job: WatchJob): (server: TmuxServer) => WatchDeps {
   return (server) => ({
     tmux: tmuxClient(server),
     now: job.now,
-    sleep: (ms: number) => sleep(ms, job.signal),
+    sleep: (ms: number) => sleep(ms),
+    stopping: () => job.signal.aborted,
     random: job.random,
     emit: job.out.pane,
     sessions: async () => registeredPanes(await roots(job)),

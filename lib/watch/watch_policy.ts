@@ -65,6 +65,8 @@ export interface PaneRecord {
   paused?: boolean;
   /** The episode (or state) the user was last told about: one notification per episode. */
   notified?: string | null;
+  /** The resume text this watcher typed is still in the input box, left there (see the engine). */
+  left_text?: boolean;
 }
 
 /** What one scan saw of a pane. */
@@ -492,6 +494,9 @@ function decideEpisode(
         isoMinute(record.resume_at)
       : j.state === "transient_api_error"
       ? `${j.rule}: resume after a backoff, at ${isoMinute(record.resume_at)}`
+      : record.attempts > 0 && record.refusal !== null
+      ? `not resumed yet: the last try stopped before Enter (${record.refusal}); next try at ` +
+        isoMinute(record.resume_at)
       : record.attempts > 0 && record.reset_at !== null && now >= record.reset_at
       ? `the limit is still on after ${record.attempts} attempt${
         record.attempts === 1 ? "" : "s"

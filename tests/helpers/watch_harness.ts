@@ -78,6 +78,7 @@ export function watchRun(
     settings = testSettings(),
     saved = {},
     vim = false,
+    stopping = () => false,
   }: {
     clock?: TestClock;
     roots?: string[];
@@ -85,6 +86,8 @@ export function watchRun(
     saved?: Record<string, PaneRecord>;
     /** The user's Claude Code edits its prompt vim-style. */
     vim?: boolean;
+    /** Whether the watcher has been told to stop (SIGTERM). */
+    stopping?: () => boolean;
   } = {},
 ): WatchRun {
   const events: PaneEvent[] = [];
@@ -94,6 +97,7 @@ export function watchRun(
     tmux: tmuxClient({ socketName: tmux.socket }),
     now: clock.now,
     sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+    stopping,
     random: () => 0.5,
     emit: (event) => events.push(event),
     sessions: () => registeredPanes(roots),
