@@ -214,3 +214,17 @@ Deno.test("a date written day first (12 Dec, 3pm) is that date, not today", () =
     "2027-01-02T09:30:00.000Z",
   );
 });
+
+Deno.test("a day named before the time is not dropped: the reset is not understood", () => {
+  for (const text of ["resets tomorrow at 3pm", "resets Monday 3pm", "resets Fri, 9:30am (UTC)"]) {
+    assert.equal(parseResetPhrase(text), null, text);
+  }
+  // A day word elsewhere in the line, or a date, is no such day.
+  assert.deepEqual(parseResetPhrase("Sunday run: resets 3pm (UTC)"), {
+    kind: "wall",
+    hour: 15,
+    minute: 0,
+    zone: "UTC",
+  });
+  assert.equal(parseResetPhrase("resets Mon Dec 7, 3pm")?.kind, "wall");
+});

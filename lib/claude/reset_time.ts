@@ -50,6 +50,10 @@ const RELATIVE = new RegExp(
 /** A 24-hour time after `resets`/`at` (`resets 17:54`), for builds or locales that write one. */
 const WALL_24H = /\b(?:resets?|reset at|at) (?:at )?([01]?\d|2[0-3]):([0-5]\d)\b(?!\s*[ap]\.?m)/i;
 
+/** A day word that ends right before a time: `tomorrow at `, `Monday, `. */
+const DAY_WORD =
+  /\b(?:tomorrow|(?:mon|tues?|wed(?:nes)?|thu(?:rs)?|fri|sat(?:ur)?|sun)(?:day)?)\.?,?\s+(?:at\s+)?\S?$/i;
+
 /** Finds the reset in a banner line, or null when there is none it can read. */
 export function parseResetPhrase(text: string): ResetPhrase | null {
   const epoch = /\|(\d{10,13})\b/.exec(text);
@@ -68,6 +72,9 @@ export function parseResetPhrase(text: string): ResetPhrase | null {
   const match = WALL.exec(text) ?? wall24(text);
   if (!match) return null;
   const [, monthFirst, dayAfter, dayFirst, monthAfter, year, hour12, minute, half, zone] = match;
+  // A day named before the time ("tomorrow at 3pm", "Monday 3pm") is one this reading would
+  // drop, and take the next 3pm instead, days early for a weekly limit: not understood.
+  if (!monthFirst && !monthAfter && DAY_WORD.test(text.slice(0, match.index + 1))) return null;
   const monthName = monthFirst ?? monthAfter;
   const day = dayAfter ?? dayFirst;
   const hour = Number(hour12);

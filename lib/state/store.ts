@@ -119,63 +119,47 @@ function lstatOrNull(path: string): Deno.FileInfo | null {
 }
 
 /**
- * Runs `fn` with the working directory set to `dir`, which is reached from `root` one directory at
- * a time, each checked to be a real directory (not a link) and entered by its bare name; the root
- * itself may be reached through links. `fn` then names files by their bare names, which the kernel
- * resolves in that directory and nowhere else: a directory on the way that a racer swaps for a
- * link after its check redirects nothing, since no path through it is resolved again. (Deno has
- * no `openat`; the working directory stands in for the directory handle it would take.) With
- * `create`, missing directories are made on the way, but never the root; without it, a missing
- * one throws NotFound.
+ * Runs `fn` on `dir`, which is reached from `root` one directory at a time, each checked to be a
+ * real directory (not a link); the root itself may be reached through links. With `create`,
+ * missing directories are made on the way, but never the root; without it, a missing one throws
+ * NotFound. After `fn`, the same directories are checked again: one that a racer swapped for a
+ * link meanwhile is reported ({@linkcode RefusedPathError}), though what `fn` did through it is
+ * done (Deno has no `openat`, and changing the process's working directory instead, to resolve
+ * bare names in a directory entered once, is not safe in a process whose file operations run on
+ * other threads: test workers and asynchronous calls would resolve their paths in it too).
  *
- * What this cannot stop: a directory renamed whole out of the project (on the same file system),
- * which takes write access to the project, that is, the user's own rights; what lands there is a
- * file of lifeline's, under lifeline's name.
- *
- * Synchronous on purpose, and so must `fn` be: the working directory is the process's, and no
- * other code may run while it is not the usual one. These few calls run on every state access of
+ * Synchronous on purpose, and so must `fn` be. These few calls run on every state access of
  * every hook, and cost microseconds so.
  */
 function inStateDir<T>(root: string, dir: string, create: boolean, fn: () => T): T {
   const segments = segmentsBelow(root, dir);
   if (create) checkRoot(root);
-  let back: string | null;
-  try {
-    back = Deno.cwd();
-  } catch {
-    back = null; // it was removed: there is nothing to come back to
-  }
-  Deno.chdir(root);
-  try {
-    let current = root;
-    for (const segment of segments) {
-      current = joinPath(current, segment);
-      let info = lstatOrNull(segment);
-      if (!info) {
-        if (!create) throw new Deno.errors.NotFound(`"${current}" does not exist`);
-        try {
-          Deno.mkdirSync(segment);
-        } catch (error) {
-          if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
-        }
-        info = Deno.lstatSync(segment);
+  const seen: [string, Deno.FileInfo][] = [];
+  let current = root;
+  for (const segment of segments) {
+    current = joinPath(current, segment);
+    let info = lstatOrNull(current);
+    if (!info) {
+      if (!create) throw new Deno.errors.NotFound(`"${current}" does not exist`);
+      try {
+        Deno.mkdirSync(current);
+      } catch (error) {
+        if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
       }
-      if (info.isSymlink) throw new RefusedPathError(current, "it is a symbolic link");
-      if (!info.isDirectory) throw new RefusedPathError(current, "it is not a directory");
-      Deno.chdir(segment);
-      // The name was checked, then entered: what was entered must be what was checked.
-      if (!sameEntry(Deno.statSync("."), info)) {
-        throw new RefusedPathError(current, "it was replaced (by a link?) while being used");
-      }
+      info = Deno.lstatSync(current);
     }
-    return fn();
-  } finally {
-    try {
-      Deno.chdir(back ?? "/");
-    } catch {
-      Deno.chdir("/");
+    if (info.isSymlink) throw new RefusedPathError(current, "it is a symbolic link");
+    if (!info.isDirectory) throw new RefusedPathError(current, "it is not a directory");
+    seen.push([current, info]);
+  }
+  const result = fn();
+  for (const [path, info] of seen) {
+    const now = lstatOrNull(path);
+    if (!now || now.isSymlink || !sameEntry(now, info)) {
+      throw new RefusedPathError(path, "it was replaced (by a link?) while being used");
     }
   }
+  return result;
 }
 
 /** Whether two infos are of one file system entry. */
@@ -198,7 +182,7 @@ function checkRoot(root: string): void {
 }
 
 /**
- * Checks a file's entry (`name`, in the working directory or a path; `path` names it in
+ * Checks a file's entry (`name`; `path` names it in
  * messages): not a link, and a regular file when it exists. Returns its info.
  */
 function checkFile(name: string, path = name): Deno.FileInfo | null {
@@ -279,7 +263,7 @@ function sameFile(after: Deno.FileInfo, before: Deno.FileInfo): boolean {
 /** What one try at opening found (see {@linkcode openChecked}). */
 type Opened = { file: Deno.FsFile } | { again: true } | { plain: Deno.FileInfo };
 
-/** One try at opening `name` in the working directory (see {@linkcode openChecked}). */
+/** One try at opening `name` (see {@linkcode openChecked}). */
 function openHere(name: string, path: string, access: Access): Opened {
   const before = access === "lock" ? lockPathInfo(name) : checkFile(name, path);
   if (!before) {
@@ -306,25 +290,37 @@ function openHere(name: string, path: string, access: Access): Opened {
  * Both happen in the file's directory, entered without links (see {@linkcode inStateDir}).
  */
 function openChecked(path: string, root: string, access: Access): Deno.FsFile {
-  const name = baseName(path);
   for (let attempt = 1;; attempt++) {
     const opened = inStateDir(root, dirName(path), access !== "read", () => {
-      const tried = openHere(name, path, access);
+      const tried = openHere(path, path, access);
       if (!("plain" in tried)) return tried;
       // Writing it is refused: opened as asked, and checked against the lstat (see
       // openExistingSync for the one FIFO that could still block this open).
-      const file = Deno.openSync(name, FALLBACK[access]);
+      const file = Deno.openSync(path, FALLBACK[access]);
       if (sameFile(file.statSync(), tried.plain)) return { file };
       file.close();
       return { again: true as const };
     });
-    if ("file" in opened) return opened.file;
+    if ("file" in opened) {
+      if (atItsPath(opened.file, path)) return opened.file;
+      opened.file.close();
+      throw new RefusedPathError(path, "it was replaced (by a link?) while being opened");
+    }
     if (attempt >= 3) throw new RefusedPathError(path, "it was replaced while being opened");
   }
 }
 
 /**
- * Opens the regular file `name` (in the working directory, or a path; `path` names it in
+ * Whether `file` is what `path` names now. Not: a directory on the way was swapped for a link and
+ * back (each check of it passed), and took the open elsewhere.
+ */
+function atItsPath(file: Deno.FsFile, path: string): boolean {
+  const at = lstatOrNull(path);
+  return at !== null && sameEntry(file.statSync(), at);
+}
+
+/**
+ * Opens the regular file `name` (`path` names it in
  * messages) for reading, synchronously, whatever is swapped in between the check and the open
  * (see {@linkcode openChecked}); returns it with its size at the open. Throws NotFound when it is
  * missing and {@linkcode RefusedPathError} when it is not a regular file. (A file this user may
@@ -347,7 +343,7 @@ export function openRegularFileSync(
 }
 
 /**
- * A lock file's info (`name`, in the working directory). A link there (left by hand, or dangling
+ * A lock file's info (`name`). A link there (left by hand, or dangling
  * after a cleanup) is moved aside rather than refused: every later update would fail on it
  * otherwise, and a link cannot be a lock lifeline made. The link is renamed, never followed; what
  * it points to is not touched.
@@ -414,7 +410,7 @@ export function readStateTextSync(
   { root, maxBytes = MAX_STATE_BYTES }: Within & { maxBytes?: number },
 ): string {
   return inStateDir(root, dirName(path), false, () => {
-    const { file, size } = openRegularFileSync(baseName(path), path);
+    const { file, size } = openRegularFileSync(path);
     try {
       if (size > maxBytes) throw new RefusedPathError(path, `it is larger than ${maxBytes} bytes`);
       // No more than its size at the open: see readAtMost.
@@ -500,7 +496,7 @@ export async function readFileTail(
  * listed as such, never followed). Throws NotFound when it is not there.
  */
 export function listStateDir(dir: string, { root }: Within): Promise<Deno.DirEntry[]> {
-  return promised(() => inStateDir(root, dir, false, () => [...Deno.readDirSync(".")]));
+  return promised(() => inStateDir(root, dir, false, () => [...Deno.readDirSync(dir)]));
 }
 
 /** Creates `path` and the directories above it, below `root` (which must exist), without links. */
@@ -514,7 +510,7 @@ export function ensureDir(path: string, { root }: Within): Promise<void> {
  */
 export function stateFileExists(path: string, { root }: Within): boolean {
   try {
-    return inStateDir(root, dirName(path), false, () => checkFile(baseName(path), path) !== null);
+    return inStateDir(root, dirName(path), false, () => checkFile(path) !== null);
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return false;
     throw error;
@@ -553,13 +549,11 @@ export async function writeFileAtomic(
   { root, mode, owner, durable = true }: Within & WriteOptions & { durable?: boolean },
 ): Promise<void> {
   const dir = dirName(path);
-  const name = baseName(path);
-  const temp = `.${name}.${uniqueSuffix()}.tmp`;
+  const temp = joinPath(dir, `.${baseName(path)}.${uniqueSuffix()}.tmp`);
   const bytes = typeof data === "string" ? encoder.encode(data) : data;
-  // Each step that names a file does it in the directory entered without links (inStateDir):
-  // the temp file is made there, and renamed there, whatever happens to the path in between.
+  // Each step that names a file does it in the directory checked to be reached without links.
   const file = inStateDir(root, dir, true, () => {
-    checkFile(name, path);
+    checkFile(path, path);
     return Deno.openSync(temp, { write: true, createNew: true, ...modeOption(mode) });
   });
   try {
@@ -567,13 +561,16 @@ export async function writeFileAtomic(
       writeAll(file, bytes);
       // Asynchronous, so that a hook goes on with its other work while the disk catches up.
       if (durable) await file.sync();
+      inStateDir(root, dir, false, () => {
+        setMode(temp, mode, owner);
+        Deno.renameSync(temp, path);
+      });
+      if (!atItsPath(file, path)) {
+        throw new RefusedPathError(path, "it was replaced (by a link?) while being written");
+      }
     } finally {
       file.close();
     }
-    inStateDir(root, dir, false, () => {
-      setMode(temp, mode, owner);
-      Deno.renameSync(temp, name);
-    });
   } catch (error) {
     try {
       inStateDir(root, dir, false, () => Deno.removeSync(temp));
@@ -622,11 +619,10 @@ export function writeNewFile(
   data: string,
   { root, mode, owner }: Within & WriteOptions,
 ): Promise<void> {
-  const name = baseName(path);
   return promised(() => {
     const file = inStateDir(root, dirName(path), true, () => {
-      const created = Deno.openSync(name, { write: true, createNew: true, ...modeOption(mode) });
-      setMode(name, mode, owner);
+      const created = Deno.openSync(path, { write: true, createNew: true, ...modeOption(mode) });
+      setMode(path, mode, owner);
       return created;
     });
     try {
@@ -651,11 +647,10 @@ export function appendText(path: string, text: string, { root }: Within): Promis
 
 /** Removes a state file (not a link, not a directory). Throws NotFound when it is not there. */
 export function removeFile(path: string, { root }: Within): Promise<void> {
-  const name = baseName(path);
   return promised(() =>
     inStateDir(root, dirName(path), false, () => {
-      if (!checkFile(name, path)) throw new Deno.errors.NotFound(`"${path}" does not exist`);
-      Deno.removeSync(name);
+      if (!checkFile(path, path)) throw new Deno.errors.NotFound(`"${path}" does not exist`);
+      Deno.removeSync(path);
     })
   );
 }
@@ -665,15 +660,14 @@ export function removeFile(path: string, { root }: Within): Promise<void> {
  * are removed, never followed.
  */
 export function removeDir(path: string, { root }: Within): Promise<void> {
-  const name = baseName(path);
   return promised(() => {
     if (segmentsBelow(root, path).length === 0) throw new RefusedPathError(path, "it is the root");
     inStateDir(root, dirName(path), false, () => {
-      const info = lstatOrNull(name);
+      const info = lstatOrNull(path);
       if (!info) throw new Deno.errors.NotFound(`"${path}" does not exist`);
       if (info.isSymlink) throw new RefusedPathError(path, "it is a symbolic link");
       if (!info.isDirectory) throw new RefusedPathError(path, "it is not a directory");
-      Deno.removeSync(name, { recursive: true }); // never follows a link inside
+      Deno.removeSync(path, { recursive: true }); // never follows a link inside
     });
   });
 }
@@ -687,7 +681,7 @@ export function renameFile(from: string, to: string, { root }: Within): Promise<
     if (dirName(from) !== dirName(to)) {
       throw new RefusedPathError(to, `it is not in the directory of "${from}"`);
     }
-    inStateDir(root, dirName(from), false, () => Deno.renameSync(baseName(from), baseName(to)));
+    inStateDir(root, dirName(from), false, () => Deno.renameSync(from, to));
   });
 }
 
