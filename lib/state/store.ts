@@ -302,9 +302,10 @@ function openChecked(path: string, root: string, access: Access): Deno.FsFile {
       return { again: true as const };
     });
     if ("file" in opened) {
+      // Not what `path` names now: replaced meanwhile (an atomic write: try again), or opened
+      // through a directory swapped for a link and back.
       if (atItsPath(opened.file, path)) return opened.file;
       opened.file.close();
-      throw new RefusedPathError(path, "it was replaced (by a link?) while being opened");
     }
     if (attempt >= 3) throw new RefusedPathError(path, "it was replaced while being opened");
   }
@@ -562,12 +563,15 @@ export async function writeFileAtomic(
       // Asynchronous, so that a hook goes on with its other work while the disk catches up.
       if (durable) await file.sync();
       inStateDir(root, dir, false, () => {
+        // The temp file (a name no one else uses) must be where it was made: a directory on the
+        // way swapped for a link and back would have put it elsewhere. (After the rename, `path`
+        // may well name another writer's file: atomic writes of one file race, and the last wins.)
+        if (!atItsPath(file, temp)) {
+          throw new RefusedPathError(path, "it was replaced (by a link?) while being written");
+        }
         setMode(temp, mode, owner);
         Deno.renameSync(temp, path);
       });
-      if (!atItsPath(file, path)) {
-        throw new RefusedPathError(path, "it was replaced (by a link?) while being written");
-      }
     } finally {
       file.close();
     }
