@@ -142,8 +142,12 @@ export async function lstatOrNull(path: string): Promise<Deno.FileInfo | null> {
   }
 }
 
-/** Paths `git hash-object --stdin-paths` reads back unchanged (one per line, not C-quoted). */
-const PLAIN_PATH = /^[^\n"][^\n]*$/;
+/**
+ * Paths `git hash-object --stdin-paths` reads back unchanged: one per line, not C-quoted (no `"`
+ * first), and not ending in a carriage return, which git strips as half of a CRLF line ending (so
+ * `notes\r` would be read as `notes`). The others are hashed one by one, named in the arguments.
+ */
+const PLAIN_PATH = /^[^\n"](?:[^\n]*[^\n\r])?$/;
 
 /**
  * Hashes files and link targets (`states` is updated in place) with `--no-filters`, so the object
