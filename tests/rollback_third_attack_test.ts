@@ -2,7 +2,9 @@
 // the file system (a trailing carriage return, any case of .git, task ids that are no ref names),
 // attributes that changed since the stable commit, and a disk that fills up half-way.
 import assert from "node:assert/strict";
-import { here, rollbackHere, setUp } from "./helpers/harness.ts";
+import { commitAll, git } from "./helpers/git_repo.ts";
+import { backupRefs, handle, here, rollbackHere, setUp, state } from "./helpers/harness.ts";
+import { craftBackup, gitStdin } from "./helpers/crafted_backup.ts";
 import { exactTree, indexState, OWN_STATE as OWN } from "./helpers/repo_state.ts";
 import { withTempDir } from "./helpers/temp.ts";
 
@@ -44,5 +46,71 @@ Deno.test({
         });
       });
     }
+  },
+});
+
+/** `stable-1` has a file `build`; now `build/` is an ignored directory holding `inside`. */
+async function buildDirInTheWay(dir: string, inside: (build: string) => Promise<void>) {
+  const repo = await setUp(dir, { "a.txt": "1\n", build: "stable build\n" });
+  await git(repo, "rm", "--quiet", "build");
+  await Deno.writeTextFile(`${repo}/.gitignore`, "build/\n");
+  await commitAll(repo, "build becomes a directory");
+  await Deno.mkdir(`${repo}/build`);
+  await Deno.writeTextFile(`${repo}/build/out.txt`, "precious output\n");
+  await inside(`${repo}/build`);
+  return repo;
+}
+
+Deno.test({
+  name: "a .GIT (any case) in the rollback's way is refused before anything changes, and counted",
+  ignore: IGNORE,
+  async fn(t) {
+    const cases: { name: string; inside: (build: string) => Promise<void> }[] = [
+      { name: "a file build/.GIT", inside: (b) => Deno.writeTextFile(`${b}/.GIT`, "x\n") },
+      {
+        name: "a directory build/.Git with a file in it",
+        async inside(b) {
+          await Deno.mkdir(`${b}/.Git`);
+          await Deno.writeTextFile(`${b}/.Git/config`, "mine\n");
+        },
+      },
+    ];
+    for (const c of cases) {
+      await t.step(c.name, async () => {
+        await withTempDir(async (dir) => {
+          const repo = await buildDirInTheWay(dir, c.inside);
+          const before = await exactTree(repo, { skip: OWN });
+          const status = await indexState(repo);
+          for (let i = 1; i <= 2; i++) {
+            const { rollback } = await handle(dir, "G1");
+            assert.equal(rollback.status, "refused", JSON.stringify(rollback));
+            assert.match(rollback.refused, /build\/\.git/i);
+            assert.equal((await state(repo)).tasks.G1, i, "the refusal is counted");
+          }
+          assert.deepEqual(await exactTree(repo, { skip: OWN }), before);
+          assert.equal(await indexState(repo), status);
+          assert.deepEqual(await backupRefs(repo), []);
+        });
+      });
+    }
+  },
+});
+
+Deno.test({
+  name: "a backup that restore refuses: the hint shows its files, never says to delete it",
+  ignore: IGNORE,
+  async fn() {
+    await withTempDir(async (dir) => {
+      const repo = await setUp(dir, { "a.txt": "1\n" });
+      const oid = await gitStdin(repo, ["hash-object", "-w", "--stdin"], "precious\n");
+      const file = { kind: "file", mode: 0o644, size: 9, oid };
+      await craftBackup(repo, "old", { "build": { kind: "dir", mode: 0o755 }, "build/.GIT": file });
+      const restored = await here(dir, ["fail", "restore", "old"]);
+      assert.equal(restored.code, 1);
+      assert.match(restored.stderr, /names the path build\/\.GIT/);
+      assert.doesNotMatch(restored.stderr, /update-ref -d|remove it/);
+      assert.match(restored.stderr, /git show refs\/lifeline\/backups\/old:<path>/);
+      assert.deepEqual(await backupRefs(repo), ["refs/lifeline/backups/old"]);
+    });
   },
 });

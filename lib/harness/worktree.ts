@@ -38,6 +38,14 @@ export function undecodable(paths: Iterable<string>): string[] {
 /** How much {@linkcode readStates} hashes: nothing, or every file (writing the objects, or not). */
 export type Hashing = "none" | "check" | "write";
 
+/**
+ * True when a part of `path` is `.git` in any case. git holds no such path (it refuses them, for
+ * case-insensitive file systems), so a backup cannot hold one, and a restore never writes one.
+ */
+export function namesGitDir(path: string): boolean {
+  return path.split("/").some((part) => part.toLowerCase() === ".git");
+}
+
 /** The parent directories of a relative path, nearest last: `a/b/c` → `a`, `a/b`. */
 export function ancestors(path: string): string[] {
   const parts = path.split("/");
