@@ -114,3 +114,60 @@ Deno.test({
     });
   },
 });
+
+Deno.test({
+  name: "the stable commit's own .gitattributes apply to its files, as with git reset --hard",
+  ignore: IGNORE,
+  async fn(t) {
+    const cases: { name: string; stable: Record<string, string>; head: Record<string, string> }[] =
+      [
+        {
+          name: "attributes added since (eol=crlf, ident)",
+          stable: { "a.txt": "l1\nl2\n", "i.c": "id $Id$\n" },
+          head: {
+            ".gitattributes": "*.txt eol=crlf\n*.c ident\n",
+            "a.txt": "l1\nl2\nl3\n",
+            "i.c": "id $Id$\nmore\n",
+          },
+        },
+        {
+          name: "attributes changed since (eol=crlf, then -text)",
+          stable: { ".gitattributes": "*.txt eol=crlf\n", "a.txt": "l1\nl2\n" },
+          head: { ".gitattributes": "*.txt -text\n", "a.txt": "l1\nl2\nl3\n" },
+        },
+        {
+          name: "attributes in a subdirectory, removed since",
+          stable: { "d/.gitattributes": "*.txt eol=crlf\n", "d/a.txt": "l1\n" },
+          head: { "d/.gitattributes": "", "d/a.txt": "l1\nl2\n" },
+        },
+      ];
+    for (const c of cases) {
+      await t.step(c.name, async () => {
+        await withTempDir(async (dir) => {
+          const repo = await setUp(dir, c.stable);
+          for (const [path, text] of Object.entries(c.head)) {
+            if (text === "") await Deno.remove(`${repo}/${path}`);
+            else await Deno.writeTextFile(`${repo}/${path}`, text);
+          }
+          await commitAll(repo, "attributes");
+          // The work tree as a checkout of HEAD writes it (its attributes applied).
+          const files = Object.keys(c.head).filter((p) => !p.endsWith(".gitattributes"));
+          for (const path of files) await Deno.remove(`${repo}/${path}`);
+          await git(repo, "checkout", "--", ...files);
+          await Deno.writeTextFile(`${repo}/untracked.txt`, "the agent's\n");
+          // What git reset --hard to the stable commit gives, in a copy.
+          const reference = `${dir}/reference`;
+          const copy = await new Deno.Command("cp", { args: ["-a", repo, reference] }).output();
+          assert.equal(copy.code, 0);
+          await git(reference, "reset", "--quiet", "--hard", "stable-1");
+          const expected = await exactTree(reference, { skip: OWN });
+
+          await roundTrip(dir, "A1", async () => {
+            assert.deepEqual(await exactTree(repo, { skip: OWN }), expected);
+            assert.equal(await git(repo, "status", "--porcelain", "--untracked-files=no"), "");
+          });
+        });
+      });
+    }
+  },
+});
