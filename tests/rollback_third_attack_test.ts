@@ -171,3 +171,29 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name: "task ids that are no ref names as they are (a..b, .hidden) still roll back and restore",
+  ignore: IGNORE,
+  async fn(t) {
+    for (const task of ["a..b", ".hidden", "x.lock", "a.", "..x"]) {
+      await t.step(task, async () => {
+        await withTempDir(async (dir) => {
+          const repo = await setUp(dir, { "a.txt": "1\n" });
+          await Deno.writeTextFile(`${repo}/a.txt`, "2\n");
+          await commitAll(repo, "later");
+          await Deno.writeTextFile(`${repo}/a.txt`, "the agent's work\n");
+          const rollback = await roundTrip(dir, task);
+          assert.match(rollback.backup, /^refs\/lifeline\/backups\/[^.]/);
+          assert.equal(
+            JSON.parse(
+              await git(repo, "show", `${rollback.backup}^3:manifest.json`),
+            ).task,
+            task,
+            "the manifest names the task as given",
+          );
+        });
+      });
+    }
+  },
+});

@@ -224,6 +224,14 @@ async function indexObjects(repo: Repo, indexCopy: string, tmp: string) {
   return { blob, tree };
 }
 
+/**
+ * A task id as the start of a backup's name. Task ids may hold dots where git refuses them in a
+ * ref (`a..b`, `.hidden`); those become `_` (the manifest keeps the task id as given).
+ */
+export function backupNameOf(task: string): string {
+  return task.replace(/\.(?=\.)/g, "_").replace(/^\./, "_");
+}
+
 /** Saves a backup: objects first, then the ref, which git creates atomically. Returns the ref. */
 export async function writeBackup(
   repo: Repo,
@@ -297,8 +305,10 @@ async function createRef(repo: Repo, ref: string, commit: string): Promise<strin
       await git(repo.top, ["update-ref", candidate, commit, zero]);
       return candidate;
     } catch (error) {
-      // Another work tree of this repository took the name between the check and the update.
-      if (!(error instanceof GitError) || n > 20) throw error;
+      // Another work tree of this repository took the name between the check and the update;
+      // any other failure (a name git refuses) would fail again under the next name.
+      const taken = error instanceof GitError && await resolveCommit(repo.top, candidate);
+      if (!taken || n > 20) throw error;
     }
   }
 }

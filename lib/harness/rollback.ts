@@ -19,6 +19,7 @@ import { compactStamp } from "../core/text.ts";
 import { applyRestore, applyRollback, copyIndex } from "./apply.ts";
 import {
   type Backup,
+  backupNameOf,
   listBackups,
   type Manifest,
   readBackup,
@@ -201,7 +202,7 @@ async function saveAndRollBack(
   });
   refuseOverBudget(held + manifest.new_bytes, settings.maxTotalBytes);
   const ref = await writeBackup(repo, manifest, {
-    name: `${task}-${compactStamp(run.now)}`,
+    name: `${backupNameOf(task)}-${compactStamp(run.now)}`,
     indexCopy,
     tmp,
   });
