@@ -99,8 +99,8 @@ export async function applyRollback(
   const stage = joinPath(tmp, "stage");
   await Deno.mkdir(stage, { recursive: true });
   if (plan.writes.length > 0) {
-    await git(repo.top, [`--work-tree=${stage}`, "checkout-index", "-z", "--stdin"], {
-      env,
+    await git(repo.top, ["checkout-index", "-z", "--stdin"], {
+      env: { ...env, GIT_WORK_TREE: stage },
       stdin: plan.writes.map((path) => path + "\0").join(""),
     });
   }
