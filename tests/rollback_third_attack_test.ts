@@ -3,7 +3,16 @@
 // attributes that changed since the stable commit, and a disk that fills up half-way.
 import assert from "node:assert/strict";
 import { commitAll, git } from "./helpers/git_repo.ts";
-import { backupRefs, handle, here, rollbackHere, setUp, state } from "./helpers/harness.ts";
+import {
+  backupRefs,
+  handle,
+  here,
+  lifeline,
+  restore,
+  rollbackHere,
+  setUp,
+  state,
+} from "./helpers/harness.ts";
 import { craftBackup, gitStdin } from "./helpers/crafted_backup.ts";
 import { exactTree, indexState, OWN_STATE as OWN } from "./helpers/repo_state.ts";
 import { withTempDir } from "./helpers/temp.ts";
@@ -195,5 +204,141 @@ Deno.test({
         });
       });
     }
+  },
+});
+
+/** Whether this process may mount a tmpfs (root, with the capability): the disk-full test. */
+async function canMount(): Promise<boolean> {
+  if (Deno.build.os !== "linux" || Deno.uid() !== 0) return false;
+  const dir = await Deno.makeTempDir({ prefix: "lifeline-mount-" });
+  try {
+    const mounted = await new Deno.Command("mount", {
+      args: ["-t", "tmpfs", "-o", "size=1m", "tmpfs", dir],
+      stderr: "null",
+    }).output();
+    if (!mounted.success) return false;
+    await new Deno.Command("umount", { args: [dir] }).output();
+    return true;
+  } finally {
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+}
+
+Deno.test({
+  name: "a record that cannot be written after the rollback: one error naming the backup, counted",
+  ignore: IGNORE,
+  async fn() {
+    await withTempDir(async (dir) => {
+      const repo = await setUp(dir, { "a.txt": "1\n" });
+      await Deno.writeTextFile(`${repo}/a.txt`, "2\n");
+      await commitAll(repo, "later");
+      await Deno.writeTextFile(`${repo}/a.txt`, "the agent's work\n");
+      // The report's path is taken by a directory: writing it fails after the rollback.
+      await Deno.mkdir(`${repo}/.trace/FAILURE_REPORT_R1.md`, { recursive: true });
+      const handled = await lifeline(dir, [
+        ...["fail", "handle", "--task", "R1", "--skill", "s", "--error", "boom", "--unstable"],
+      ]);
+      assert.equal(handled.code, 1, handled.stdout + handled.stderr);
+      const [backup] = await backupRefs(repo);
+      const [error, hint, ...more] = handled.stderr.trim().split("\n");
+      assert.deepEqual(more, [], handled.stderr);
+      assert.match(error!, /^error: the failure of R1 is counted, but its records could not be/);
+      assert.match(error!, /the rollback is done; the backup refs\/lifeline\/backups\/R1-/);
+      assert.ok(error!.includes(backup!), error);
+      assert.match(hint!, /^hint: /);
+      assert.equal((await state(repo)).tasks.R1, 1, "counted");
+      assert.equal(await Deno.readTextFile(`${repo}/a.txt`), "1\n", "rolled back");
+    });
+  },
+});
+
+Deno.test({
+  name: "the disk fills up during the git steps: one-line error naming the backup, counted, " +
+    "and the restore gives back every byte (needs root to mount a tmpfs; skipped otherwise)",
+  ignore: IGNORE || !(await canMount()),
+  async fn() {
+    await withTempDir(async (outer) => {
+      const disk = `${outer}/disk`;
+      await Deno.mkdir(disk);
+      const mount = ["-t", "tmpfs", "-o", "size=16m", "tmpfs", disk];
+      assert.equal((await new Deno.Command("mount", { args: mount }).output()).code, 0);
+      try {
+        const files = Object.fromEntries(
+          Array.from({ length: 20 }, (_, i) => [`f${i}.txt`, `${i}\n`.repeat(3000)]),
+        );
+        const repo = await setUp(disk, files);
+        for (let i = 0; i < 20; i++) await Deno.writeTextFile(`${repo}/f${i}.txt`, `${i}b\n`);
+        await commitAll(repo, "later");
+        await Deno.writeTextFile(`${repo}/f1.txt`, "the agent's work\n");
+        await Deno.writeTextFile(`${repo}/untracked.txt`, "untracked\n");
+        const before = await exactTree(repo, { skip: OWN });
+        const status = await indexState(repo);
+        // Another process fills the disk the moment lifeline starts writing the stable files, and
+        // keeps it full (taking what any deletion frees) until the test stops it.
+        const real = new TextDecoder().decode(
+          (await new Deno.Command("sh", { args: ["-c", "command -v git"], stdout: "piped" })
+            .output()).stdout,
+        ).trim();
+        const fill = `cat /dev/zero >> '${disk}/filler' 2>/dev/null`;
+        await Deno.mkdir(`${outer}/shim`);
+        await Deno.writeTextFile(
+          `${outer}/shim/git`,
+          [
+            "#!/bin/sh",
+            `case " $* " in *" checkout-index "*) if [ ! -e '${outer}/filling' ]; then`,
+            `  : > '${outer}/filling'; ${fill}`,
+            `  ( while [ ! -e '${outer}/stop' ]; do ${fill}; sleep 0.02; done; ` +
+            `: > '${outer}/stopped' ) < /dev/null > /dev/null 2>&1 &`,
+            "fi;; esac",
+            `exec '${real}' "$@"`,
+          ].join("\n") + "\n",
+          { mode: 0o755 },
+        );
+        const handled = await lifeline(
+          disk,
+          [
+            "fail",
+            "handle",
+            "--task",
+            "D1",
+            "--skill",
+            "s",
+            "--error",
+            "boom",
+            "--unstable",
+          ],
+          repo,
+          undefined,
+          { PATH: `${outer}/shim:${Deno.env.get("PATH")}` },
+        );
+        const refs = await backupRefs(repo);
+        assert.equal(refs.length, 1, handled.stderr);
+        const output = handled.stdout + handled.stderr;
+        assert.doesNotMatch(output, /internal error|"stack"|\n\s+at /);
+        // 0: the decision (retry), with the rollback's failure in its report; 1: the records could
+        // not be written either (one error line and a hint). Which one depends on how much space
+        // lifeline's clean-up frees before the filler takes it.
+        assert.ok([0, 1].includes(handled.code), output);
+        assert.ok(output.includes(refs[0]!), `names the backup: ${output}`);
+        assert.match(output, /No space left on device|unable to write/);
+        assert.ok(
+          output.split("unable to write").length <= 2,
+          `git's error, in one line: ${output}`,
+        );
+        await Deno.writeTextFile(`${outer}/stop`, "");
+        while (!(await Deno.lstat(`${outer}/stopped`).then(() => true, () => false))) {
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+        await Deno.remove(`${disk}/filler`);
+        assert.equal((await state(repo)).tasks.D1, 1, "the failure is counted");
+
+        const restored = await restore(disk, refs[0]!);
+        assert.equal(restored.code, 0, restored.stderr);
+        assert.deepEqual(await exactTree(repo, { skip: OWN }), before);
+        assert.equal(await indexState(repo), status);
+      } finally {
+        await new Deno.Command("umount", { args: ["-l", disk] }).output();
+      }
+    });
   },
 });

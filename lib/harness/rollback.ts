@@ -59,7 +59,7 @@ import {
   type StableCommit,
 } from "./rollback_plan.ts";
 import { hashStates, TreeReader } from "./worktree.ts";
-import { bytesText } from "./wording.ts";
+import { bytesText, firstLine } from "./wording.ts";
 
 /** The settings a rollback reads from `config.breaker`. */
 export interface RollbackSettings {
@@ -236,11 +236,11 @@ async function applyOrUndo(
   try {
     await apply();
   } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
+    const reason = firstLine(error instanceof Error ? error.message : String(error));
     try {
       await undo();
     } catch (undoError) {
-      const why = undoError instanceof Error ? undoError.message : String(undoError);
+      const why = firstLine(undoError instanceof Error ? undoError.message : String(undoError));
       throw new OperationFailedError(
         `${reason}; putting the backup back failed too: ${why}`,
         ref,
