@@ -93,12 +93,14 @@ export async function applyRollback(
       ...scope,
     ], { env });
   }
-  // The stable files, as git checks them out (filters, line endings, modes), beside the tree.
+  // The stable files, as git checks them out (filters, line endings, modes), in a tree of their
+  // own: the attributes git applies are then the stable commit's (from the index, or as written
+  // there), as with `git reset --hard`, never the ones HEAD left in the real work tree.
   const stage = joinPath(tmp, "stage");
   await Deno.mkdir(stage, { recursive: true });
   if (plan.writes.length > 0) {
-    await git(repo.top, ["checkout-index", `--prefix=${stage}/`, "-z", "--stdin"], {
-      env,
+    await git(repo.top, ["checkout-index", "-z", "--stdin"], {
+      env: { ...env, GIT_WORK_TREE: stage },
       stdin: plan.writes.map((path) => path + "\0").join(""),
     });
   }

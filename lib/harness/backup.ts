@@ -17,7 +17,7 @@ import { lazy } from "../core/lazy.ts";
 import { joinPath } from "../core/path.ts";
 import { git, GitError, resolveCommit } from "../host/git.ts";
 import { CliError } from "../core/cli.ts";
-import { ancestors, readBlobs } from "./worktree.ts";
+import { ancestors, namesGitDir, readBlobs } from "./worktree.ts";
 import { OWN_STATE_DIRS, type Repo } from "./repo.ts";
 
 /** A path's state before, as the manifest records it (files and links always hashed). */
@@ -115,7 +115,7 @@ function unsafePath(path: string, scope: string): string | null {
   if (parts.some((p) => p === "" || p === "." || p === ".." || p.includes("\0"))) {
     return "not a plain relative path";
   }
-  if (parts.some((p) => p.toLowerCase() === ".git")) return "inside a .git directory";
+  if (namesGitDir(path)) return "inside a .git directory";
   if (scope && !path.startsWith(scope + "/")) return `outside the scope ${scope}/`;
   const first = parts[scope ? scope.split("/").length : 0]!;
   if ((OWN_STATE_DIRS as readonly string[]).includes(first)) return "lifeline's own state";
@@ -132,7 +132,9 @@ function checkManifest(ref: string, m: Manifest): void {
   const refuse = (what: string, why: string) => {
     throw new CliError(
       `${ref} is not a backup lifeline can restore: ${what} (${why})`,
-      `remove it with: git update-ref -d ${ref}`,
+      // Never "delete it": a backup made by an older version may hold the only copy of work.
+      `its files stay in the commit: \`git show ${ref}:<path>\` prints one, and ` +
+        `\`git show ${ref}^3:manifest.json\` lists every saved path with its object`,
     );
   };
   if (m.scope && unsafePath(m.scope, "")) refuse(`its scope ${m.scope}`, unsafePath(m.scope, "")!);
@@ -222,6 +224,14 @@ async function indexObjects(repo: Repo, indexCopy: string, tmp: string) {
   return { blob, tree };
 }
 
+/**
+ * A task id as the start of a backup's name. Task ids may hold dots where git refuses them in a
+ * ref (`a..b`, `.hidden`); those become `_` (the manifest keeps the task id as given).
+ */
+export function backupNameOf(task: string): string {
+  return task.replace(/\.(?=\.)/g, "_").replace(/^\./, "_");
+}
+
 /** Saves a backup: objects first, then the ref, which git creates atomically. Returns the ref. */
 export async function writeBackup(
   repo: Repo,
@@ -295,8 +305,10 @@ async function createRef(repo: Repo, ref: string, commit: string): Promise<strin
       await git(repo.top, ["update-ref", candidate, commit, zero]);
       return candidate;
     } catch (error) {
-      // Another work tree of this repository took the name between the check and the update.
-      if (!(error instanceof GitError) || n > 20) throw error;
+      // Another work tree of this repository took the name between the check and the update;
+      // any other failure (a name git refuses) would fail again under the next name.
+      const taken = error instanceof GitError && await resolveCommit(repo.top, candidate);
+      if (!taken || n > 20) throw error;
     }
   }
 }

@@ -47,7 +47,13 @@ import type {
   RollbackOutcome,
   SuccessOutcome,
 } from "./outcome.ts";
-import { breakerFile, failureReport, type Language, traceRecord } from "./records.ts";
+import {
+  breakerFile,
+  type EngineEvent,
+  failureReport,
+  type Language,
+  traceRecord,
+} from "./records.ts";
 import {
   markStable,
   planRollback,
@@ -56,7 +62,7 @@ import {
   rollBack,
   type RollbackSettings,
 } from "./rollback.ts";
-import { nextSteps } from "./wording.ts";
+import { firstLine, nextSteps } from "./wording.ts";
 import { refusedInsideGit } from "./repo.ts";
 
 /** What the engine runs with. */
@@ -164,9 +170,60 @@ async function decide(ctx: EngineContext, input: FailureInput, recovered: Recove
     if (verdict.rollback) outcome.rollback = await planOnly(ctx, verdict.rollback);
     return outcome;
   }
-  await saveState(ctx.root, next, format(ctx)); // counted first, whatever happens next
-  await execute(ctx, actions, { outcome, noRollback: input.noRollback });
+  try {
+    await saveState(ctx.root, next, format(ctx)); // counted first, whatever happens next
+  } catch (error) {
+    if (!isOsError(error)) throw error;
+    throw new CliError(
+      `could not record the failure of ${input.task}: ${errorText(error)}; nothing was rolled back`,
+      "free space on the disk (or fix the cause), then run the same `lifeline fail handle` again",
+    );
+  }
+  try {
+    await execute(ctx, actions, { outcome, noRollback: input.noRollback });
+  } catch (error) {
+    if (outcome.rollback.status === "not_needed" && !isOsError(error)) throw error;
+    throw recordsFailed(outcome, error);
+  }
   return outcome;
+}
+
+/** An error the operating system reported (a full disk, a read-only file system, EIO). */
+function isOsError(error: unknown): boolean {
+  return error instanceof Error && typeof (error as { code?: unknown }).code === "string";
+}
+
+function errorText(error: unknown): string {
+  return firstLine(error instanceof Error ? error.message : String(error));
+}
+
+/**
+ * The failure is counted, but a record after it could not be written: one error that still says
+ * what became of the rollback, and where the work is.
+ */
+function recordsFailed(outcome: HandledOutcome, error: unknown): CliError {
+  const r = outcome.rollback;
+  const backup = r.status === "done" ? r.done.backup : r.status === "failed" ? r.backup : null;
+  const rollback = r.status === "done"
+    ? "; the rollback is done"
+    : r.status === "failed"
+    ? `; the rollback failed (${r.undone ? "nothing changed" : "left half-done"}: ${r.message})`
+    : r.status === "refused"
+    ? `; the rollback was refused: ${r.message}`
+    : outcome.decision.rollback
+    ? "; nothing was rolled back"
+    : "";
+  const unfinished = r.status === "failed" && !r.undone && backup;
+  return new CliError(
+    `the failure of ${outcome.task} is counted, but its records could not be written: ${
+      errorText(error)
+    }${rollback}${backup ? `; the backup ${backup} holds the work` : ""}`,
+    "free space on the disk (or fix the cause)" +
+      (unfinished
+        ? `, then \`lifeline fail restore ${backup}\` (or the next \`lifeline fail handle\`) ` +
+          "finishes the rollback"
+        : ""),
+  );
 }
 
 /** The outcome of a handled failure, before its actions run. */
@@ -214,6 +271,7 @@ async function execute(
       case "rollback":
         if (outcome) {
           outcome.rollback = await runRollback(ctx, outcome.task, action.reason, noRollback);
+          await appendEvents(ctx.root, rollbackEvents(ctx, outcome.rollback), lang);
         }
         break;
       case "append_trace":
@@ -248,7 +306,7 @@ async function createOnce(path: string, text: string, root: string): Promise<voi
   }
 }
 
-/** Runs the rollback and logs its event. Every failure of it is an outcome, never a throw. */
+/** Runs the rollback. Every failure of it is an outcome, never a throw. */
 async function runRollback(
   ctx: EngineContext,
   task: string,
@@ -256,8 +314,6 @@ async function runRollback(
   noRollback: boolean,
 ): Promise<RollbackOutcome> {
   if (noRollback) return { status: "skipped", reason };
-  const ts = isoSeconds(ctx.now);
-  let result: RollbackOutcome;
   try {
     if (ctx.insideGit) throw refusedInsideGit(ctx.insideGit);
     const done = await rollBack(ctx.root, {
@@ -265,16 +321,28 @@ async function runRollback(
       run: { now: ctx.now, pid: ctx.pid },
       settings: rollbackSettings(ctx.config),
     });
-    result = { status: "done", reason, done };
+    return { status: "done", reason, done };
   } catch (error) {
-    result = notDone(reason, error);
+    return notDone(reason, error);
   }
-  await appendEvents(ctx.root, [
-    result.status === "done"
-      ? { kind: "rollback_done", ts, commit: result.done.stable.commit, scope: result.done.scope }
-      : { kind: "rollback_not_done", ts, message: "message" in result ? result.message : "" },
-  ], language(ctx));
-  return result;
+}
+
+/** The rollback's event for the log (none when it was skipped). */
+function rollbackEvents(ctx: EngineContext, result: RollbackOutcome): EngineEvent[] {
+  const ts = isoSeconds(ctx.now);
+  if (result.status === "done") {
+    return [{
+      kind: "rollback_done",
+      ts,
+      commit: result.done.stable.commit,
+      scope: result.done.scope,
+    }];
+  }
+  return result.status === "skipped" ? [] : [{
+    kind: "rollback_not_done",
+    ts,
+    message: "message" in result ? result.message : "",
+  }];
 }
 
 function notDone(reason: RollbackReason, error: unknown): RollbackOutcome {
@@ -282,17 +350,28 @@ function notDone(reason: RollbackReason, error: unknown): RollbackOutcome {
     return {
       status: "failed",
       reason,
-      message: error.message,
+      message: firstLine(error.message),
       hint: error.hint ?? null,
       backup: error.backup,
       undone: error.undone,
     };
   }
   if (error instanceof CliError) {
-    return { status: "refused", reason, message: error.message, hint: error.hint ?? null };
+    return {
+      status: "refused",
+      reason,
+      message: firstLine(error.message),
+      hint: error.hint ?? null,
+    };
   }
-  const message = error instanceof Error ? error.message : String(error);
-  return { status: "failed", reason, message, hint: null, backup: null, undone: false };
+  return {
+    status: "failed",
+    reason,
+    message: errorText(error),
+    hint: null,
+    backup: null,
+    undone: false,
+  };
 }
 
 async function planOnly(ctx: EngineContext, reason: RollbackReason): Promise<RollbackOutcome> {

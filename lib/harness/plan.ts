@@ -11,7 +11,7 @@
 import { git } from "../host/git.ts";
 import { joinPath } from "../core/path.ts";
 import { inScope, RefusedError, type Repo, scopePathspecs } from "./repo.ts";
-import { ancestors, type PathState, TreeReader, undecodable } from "./worktree.ts";
+import { ancestors, namesGitDir, type PathState, TreeReader, undecodable } from "./worktree.ts";
 import type { IndexEntry } from "./index_entries.ts";
 import { bytesText } from "./wording.ts";
 
@@ -106,6 +106,15 @@ export async function planPaths(
     if (below.nestedRepo) refuseNested([path]);
     refuseUndecodable(below.entries.map(([child]) => child));
     for (const [child, s] of below.entries) states.set(child, s);
+  }
+  const gitNamed = [...states.keys()].filter(namesGitDir);
+  if (gitNamed.length > 0) {
+    throw new RefusedError(
+      `git cannot hold these names (.git in another case), so lifeline cannot save them: ${
+        listed(gitNamed)
+      }`,
+      "rename them, or move them out of the project, first",
+    );
   }
   const special = [...states].filter(([, s]) => s.kind === "special").map(([p]) => p);
   if (special.length > 0) {

@@ -19,6 +19,7 @@ import { compactStamp } from "../core/text.ts";
 import { applyRestore, applyRollback, copyIndex } from "./apply.ts";
 import {
   type Backup,
+  backupNameOf,
   listBackups,
   type Manifest,
   readBackup,
@@ -58,7 +59,7 @@ import {
   type StableCommit,
 } from "./rollback_plan.ts";
 import { hashStates, TreeReader } from "./worktree.ts";
-import { bytesText } from "./wording.ts";
+import { bytesText, firstLine } from "./wording.ts";
 
 /** The settings a rollback reads from `config.breaker`. */
 export interface RollbackSettings {
@@ -201,7 +202,7 @@ async function saveAndRollBack(
   });
   refuseOverBudget(held + manifest.new_bytes, settings.maxTotalBytes);
   const ref = await writeBackup(repo, manifest, {
-    name: `${task}-${compactStamp(run.now)}`,
+    name: `${backupNameOf(task)}-${compactStamp(run.now)}`,
     indexCopy,
     tmp,
   });
@@ -235,11 +236,11 @@ async function applyOrUndo(
   try {
     await apply();
   } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
+    const reason = firstLine(error instanceof Error ? error.message : String(error));
     try {
       await undo();
     } catch (undoError) {
-      const why = undoError instanceof Error ? undoError.message : String(undoError);
+      const why = firstLine(undoError instanceof Error ? undoError.message : String(undoError));
       throw new OperationFailedError(
         `${reason}; putting the backup back failed too: ${why}`,
         ref,

@@ -30,6 +30,12 @@ export const GLOSSARY: [string, string][] = [
   ],
 ];
 
+/** The first line of a message (git's can run to a line per file), and how many more there were. */
+export function firstLine(text: string): string {
+  const lines = text.trim().split("\n");
+  return lines.length === 1 ? lines[0]! : `${lines[0]} (and ${lines.length - 1} more lines)`;
+}
+
 /** A size for people: `512 B`, `3.4 KB`, `12.0 MB`. */
 export function bytesText(bytes: number): string {
   if (bytes < 1024) return `${bytes} B`;

@@ -38,6 +38,14 @@ export function undecodable(paths: Iterable<string>): string[] {
 /** How much {@linkcode readStates} hashes: nothing, or every file (writing the objects, or not). */
 export type Hashing = "none" | "check" | "write";
 
+/**
+ * True when a part of `path` is `.git` in any case. git holds no such path (it refuses them, for
+ * case-insensitive file systems), so a backup cannot hold one, and a restore never writes one.
+ */
+export function namesGitDir(path: string): boolean {
+  return path.split("/").some((part) => part.toLowerCase() === ".git");
+}
+
 /** The parent directories of a relative path, nearest last: `a/b/c` → `a`, `a/b`. */
 export function ancestors(path: string): string[] {
   const parts = path.split("/");
@@ -142,8 +150,12 @@ export async function lstatOrNull(path: string): Promise<Deno.FileInfo | null> {
   }
 }
 
-/** Paths `git hash-object --stdin-paths` reads back unchanged (one per line, not C-quoted). */
-const PLAIN_PATH = /^[^\n"][^\n]*$/;
+/**
+ * Paths `git hash-object --stdin-paths` reads back unchanged: one per line, not C-quoted (no `"`
+ * first), and not ending in a carriage return, which git strips as half of a CRLF line ending (so
+ * `notes\r` would be read as `notes`). The others are hashed one by one, named in the arguments.
+ */
+const PLAIN_PATH = /^[^\n"](?:[^\n]*[^\n\r])?$/;
 
 /**
  * Hashes files and link targets (`states` is updated in place) with `--no-filters`, so the object
