@@ -182,6 +182,39 @@ Deno.test({
   },
 });
 
+Deno.test({
+  name: "a shell per call: the agent known is reused, neither looked up again nor the config read",
+  ignore: Deno.build.os !== "linux",
+  async fn() {
+    await withTempDir(async (dir) => {
+      // An invalid user config is logged each time it is read: the log counts the reads.
+      await Deno.mkdir(`${dir}/home/.config/lifeline`, { recursive: true });
+      await Deno.writeTextFile(`${dir}/home/.config/lifeline/config.json`, "{not json");
+      const input = await hookInput("hh-tool-ok", "PostToolUse");
+      const agent = await startHookAgent(
+        dir,
+        JSON.stringify({ ...input, cwd: `${dir}/project` }),
+        { HOME: `${dir}/home` },
+      );
+      try {
+        const reads = async () =>
+          (await ownLogLines(`${dir}/home`)).filter((l) => /invalid config/.test(String(l.message)))
+            .length;
+        const first = await reads(); // the first call looked the agent up, with the config
+        await agent.again();
+        await agent.again();
+        assert.equal(await reads(), first, "the config was read again");
+        const record = JSON.parse(
+          await Deno.readTextFile(`${dir}/project/sessions/${input.session_id}/session.json`),
+        );
+        assert.equal(record.agent_pid, agent.pid);
+      } finally {
+        await agent.stop();
+      }
+    });
+  },
+});
+
 Deno.test("the registry says which tmux pane of which server each session runs in", async () => {
   await withTempDir(async (dir) => {
     const input = await hookInput("hh-tool-ok", "PostToolUse");

@@ -9,7 +9,7 @@
 import type { HookRequest } from "../claude/hook_io.ts";
 import { HOOK_NAMES } from "../claude/hook_names.ts";
 import { importLater } from "../core/lazy.ts";
-import { agentProcess, pidNamespace } from "../host/proc.ts";
+import { agentProcess, lookupProcess, pidNamespace } from "../host/proc.ts";
 import type * as RecoveryLog from "../state/recovery_log.ts";
 import {
   type AgentIdentity,
@@ -20,7 +20,8 @@ import {
 
 /**
  * The agent behind this hook call. The answer is reused while the hook's parent stays the same
- * process (the usual case: the agent runs its hooks directly, or through a shell that execs them);
+ * process (the agent runs its hooks directly, or through a shell that execs them), or is a new
+ * shell whose parent is the agent known (a shell per call);
  * otherwise it is looked up again (on Linux, a few reads of `/proc`: no process is spawned), with
  * the agent commands of the user's config. A record from an earlier version, whose start time is
  * a text, is looked up again and so migrated.
@@ -30,16 +31,18 @@ async function findAgent(
   ppid: number,
   agentCommands: () => Promise<readonly string[]>,
 ): Promise<AgentIdentity> {
-  if (
-    known?.hook_parent_pid === ppid && typeof known.agent_pid === "number" &&
-    typeof known.agent_started === "number"
-  ) {
-    return {
+  if (typeof known?.agent_pid === "number" && typeof known.agent_started === "number") {
+    const reused = {
       pid: known.agent_pid,
       command: known.agent_command ?? "",
       startedMs: known.agent_started,
       startId: known.agent_start_id ?? undefined,
     };
+    if (known.hook_parent_pid === ppid) return reused;
+    // A shell per hook call (the client runs hooks with `sh -c`): a new parent each time, whose
+    // own parent is the agent already known. One read of /proc says so; no walk, no config.
+    const parent = await lookupProcess(ppid);
+    if (parent.kind === "running" && parent.info.ppid === known.agent_pid) return reused;
   }
   const agent = await agentProcess(ppid, {
     agentCommands: await agentCommands(),
