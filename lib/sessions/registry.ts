@@ -208,7 +208,9 @@ function sameRecord(current: SessionRecord, next: SessionRecord, now: number): b
   // The hook's parent is recorded once, so that the next call can reuse the agent found behind
   // it (a record without one, from an older version or another writer, had every call look the
   // agent up again); a parent that changes on every call (a shell per hook) is not rewritten.
-  if (current.hook_parent_pid == null && next.hook_parent_pid != null) return false;
+  if (typeof current.hook_parent_pid !== "number" && typeof next.hook_parent_pid === "number") {
+    return false;
+  }
   const volatile = { last_seen: "", hook_parent_pid: null };
   return JSON.stringify({ ...current, ...volatile }) === JSON.stringify({ ...next, ...volatile });
 }
