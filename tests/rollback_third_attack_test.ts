@@ -8,7 +8,6 @@ import {
   handle,
   here,
   lifeline,
-  restore,
   rollbackHere,
   setUp,
   state,
@@ -253,8 +252,8 @@ Deno.test({
 });
 
 Deno.test({
-  name: "the disk fills up during the git steps: one-line error naming the backup, counted, " +
-    "and the restore gives back every byte (needs root to mount a tmpfs; skipped otherwise)",
+  name: "the disk fills up while the stable files are made: one-line error naming the backup, " +
+    "counted, nothing changed, nothing left half-done (needs root to mount a tmpfs; skipped otherwise)",
   ignore: IGNORE || !(await canMount()),
   async fn() {
     await withTempDir(async (outer) => {
@@ -331,14 +330,59 @@ Deno.test({
         }
         await Deno.remove(`${disk}/filler`);
         assert.equal((await state(repo)).tasks.D1, 1, "the failure is counted");
-
-        const restored = await restore(disk, refs[0]!);
-        assert.equal(restored.code, 0, restored.stderr);
-        assert.deepEqual(await exactTree(repo, { skip: OWN }), before);
-        assert.equal(await indexState(repo), status);
+        // The disk filled while the stable files were being made, before the project changed:
+        // nothing did, and nothing is left for a later run to finish (it used to be finished by
+        // the next `fail handle` of any task, which rolled the project back unasked).
+        assert.deepEqual(await exactTree(repo, { skip: OWN }), before, "nothing changed");
+        assert.equal(await indexState(repo), status, "the index is as it was");
+        await assert.rejects(
+          Deno.lstat(`${repo}/.git/lifeline/journal.json`),
+          Deno.errors.NotFound,
+        );
+        await Deno.writeTextFile(`${repo}/f2.txt`, "more of the agent's work\n");
+        const later = await exactTree(repo, { skip: OWN });
+        const other = await lifeline(
+          disk,
+          ["fail", "handle", "--task", "D2", "--skill", "t", "--error", "another"],
+          repo,
+        );
+        assert.match(other.stdout, /rollback: no\b/, other.stdout + other.stderr);
+        assert.doesNotMatch(other.stdout + other.stderr, /finished the rollback/);
+        assert.deepEqual(await exactTree(repo, { skip: OWN }), later, "a later run rolled back");
       } finally {
         await new Deno.Command("umount", { args: ["-l", disk] }).output();
       }
+    });
+  },
+});
+
+Deno.test({
+  name: "a filter command named relative to the project runs from its top, as in git reset --hard",
+  ignore: IGNORE,
+  async fn() {
+    await withTempDir(async (dir) => {
+      const repo = await setUp(dir, {
+        "a.txt": "1\n",
+        ".gitattributes": "*.dat filter=x\n",
+        "f.dat": "v CLEAN 1\n",
+      });
+      // The filter's scripts live in the project, outside git (ignored), named from its top.
+      await Deno.mkdir(`${repo}/tools`);
+      await Deno.writeTextFile(`${repo}/.git/info/exclude`, "tools/\n", { append: true });
+      for (const [tool, sed] of [["smudge", "s/CLEAN/SMUDGED/"], ["clean", "s/SMUDGED/CLEAN/"]]) {
+        await Deno.writeTextFile(`${repo}/tools/${tool}.sh`, `#!/bin/sh\nsed ${sed}\n`, {
+          mode: 0o755,
+        });
+      }
+      await git(repo, "config", "filter.x.smudge", "./tools/smudge.sh");
+      await git(repo, "config", "filter.x.clean", "./tools/clean.sh");
+      await git(repo, "config", "filter.x.required", "true");
+      await Deno.writeTextFile(`${repo}/f.dat`, "v CLEAN 2\n");
+      await commitAll(repo, "later");
+      await roundTrip(dir, "F", async () => {
+        // What `git reset --hard stable-1` writes: the stable content through the smudge filter.
+        assert.equal(await Deno.readTextFile(`${repo}/f.dat`), "v SMUDGED 1\n");
+      });
     });
   },
 });

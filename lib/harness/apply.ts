@@ -58,26 +58,32 @@ export async function moveHead(
   await git(repo.top, ["update-ref", "-m", `lifeline: ${journal.op}`, "HEAD", to, current]);
 }
 
+/** The stable commit's index and files, made in `tmp` before the project changes. */
+export interface Staged {
+  /** The index to install (the current one with the scope's entries at the stable commit). */
+  index: string;
+  /** A tree of the stable files the rollback writes, as git checks them out. */
+  stage: string;
+}
+
 /**
- * Rolls the scope back to the stable commit: the index (git's `restore --staged`, sparse entries
- * included, their skip-worktree marks kept), the work tree's planned paths (`swap.ts`, which
- * saves what an agent writes meanwhile through `resave`), and HEAD at the top.
+ * Builds, in `tmp` and nowhere else, what a rollback installs: the index (git's `restore
+ * --staged`, sparse entries included) and the stable files it writes. Nothing in the project
+ * changes here, so a failure (a full disk, a filter that fails) is one that changed nothing.
  */
-export async function applyRollback(
+export async function stageRollback(
   repo: Repo,
-  journal: Journal,
-  { manifest, plan, resave, tmp }: {
+  { manifest, plan, tmp }: {
     manifest: Manifest;
-    plan: Pick<RollbackPlan, "states" | "writes" | "deletes" | "skipWorktree">;
-    resave: Resave;
+    plan: Pick<RollbackPlan, "writes">;
     tmp: string;
   },
-): Promise<void> {
+): Promise<Staged> {
   if (manifest.after.kind !== "stable") throw new Error("not a rollback's backup");
   const stable = manifest.after.commit;
-  const next = joinPath(tmp, "rollback.index");
-  await copyIndex(repo, next);
-  const env = { GIT_INDEX_FILE: next };
+  const index = joinPath(tmp, "rollback.index");
+  await copyIndex(repo, index);
+  const env = { GIT_INDEX_FILE: index };
   const scope = scopePathspecs(repo);
   // git refuses a pathspec that matches nothing: a root that neither commit nor index has.
   const tracked = await git(repo.top, ["ls-files", "-z", "--", ...scope], { env }) !== "" ||
@@ -99,11 +105,55 @@ export async function applyRollback(
   const stage = joinPath(tmp, "stage");
   await Deno.mkdir(stage, { recursive: true });
   if (plan.writes.length > 0) {
-    await git(repo.top, ["checkout-index", "-z", "--stdin"], {
+    await git(repo.top, [...await filtersFromTop(repo), "checkout-index", "-z", "--stdin"], {
       env: { ...env, GIT_WORK_TREE: stage },
       stdin: plan.writes.map((path) => path + "\0").join(""),
     });
   }
+  return { index, stage };
+}
+
+/**
+ * git runs a filter's command in the top of the work tree it checks out into: here the stage, where
+ * a command named relative to the project (`./tools/smudge.sh`) is not. Each configured smudge and
+ * process command is given (`-c`) to run from the project's top instead, as it does in a checkout
+ * there.
+ */
+async function filtersFromTop(repo: Repo): Promise<string[]> {
+  const listed = await git(repo.top, [
+    "config",
+    "-z",
+    "--get-regexp",
+    String.raw`^filter\..*\.(smudge|process)$`,
+  ]).catch(() => ""); // none configured: git exits 1
+  const top = `'${repo.top.replaceAll("'", `'\\''`)}'`;
+  return listed.split("\0").filter(Boolean).flatMap((entry) => {
+    const at = entry.indexOf("\n");
+    if (at < 0) return [];
+    return ["-c", `${entry.slice(0, at)}=cd ${top} && ${entry.slice(at + 1)}`];
+  });
+}
+
+/**
+ * Rolls the scope back to the stable commit: the index and the files `stageRollback` made (made
+ * again when a killed run is finished), the work tree's planned paths (`swap.ts`, which saves
+ * what an agent writes meanwhile through `resave`), and HEAD at the top.
+ */
+export async function applyRollback(
+  repo: Repo,
+  journal: Journal,
+  { manifest, plan, resave, tmp, staged }: {
+    manifest: Manifest;
+    plan: Pick<RollbackPlan, "states" | "writes" | "deletes" | "skipWorktree">;
+    resave: Resave;
+    tmp: string;
+    staged?: Staged;
+  },
+): Promise<void> {
+  if (manifest.after.kind !== "stable") throw new Error("not a rollback's backup");
+  const stable = manifest.after.commit;
+  const { index: next, stage } = staged ?? await stageRollback(repo, { manifest, plan, tmp });
+  const env = { GIT_INDEX_FILE: next };
   await swapWorktree(repo, rollbackSteps(plan.states, plan), {
     states: plan.states,
     stage,

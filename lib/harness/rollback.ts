@@ -16,7 +16,7 @@
 import { git, headBranch, repoTop, resolveCommit } from "../host/git.ts";
 import { joinPath } from "../core/path.ts";
 import { compactStamp } from "../core/text.ts";
-import { applyRestore, applyRollback, copyIndex } from "./apply.ts";
+import { applyRestore, applyRollback, copyIndex, stageRollback } from "./apply.ts";
 import {
   type Backup,
   backupNameOf,
@@ -134,10 +134,21 @@ export async function rollBack(
       tmp,
     ) =>
       saveAndRollBack(repo, { target, task, run, tmp, settings }, async (saved) => {
+        // Made before the run is decided: a failure here (a full disk, a failing filter) changed
+        // nothing, and leaves nothing for a later run to finish.
+        const staged = await stageRollback(repo, { ...saved, tmp }).catch((error) => {
+          throw new OperationFailedError(
+            `the stable files could not be made: ${
+              firstLine(error instanceof Error ? error.message : String(error))
+            }`,
+            saved.ref,
+            true,
+          );
+        });
         await startApplying(repo, journal, saved.ref);
         await applyOrUndo(
           saved.ref,
-          () => applyRollback(repo, journal, { ...saved, tmp }),
+          () => applyRollback(repo, journal, { ...saved, tmp, staged }),
           () =>
             applyRestore(repo, journal, {
               manifest: saved.manifest,
