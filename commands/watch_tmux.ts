@@ -202,7 +202,8 @@ export async function run(ctx: Context): Promise<number> {
     }),
     server: args.server,
     socket,
-    tmuxDir: dirName(expectedSocketPath({ socketName: "default" }, ctx.env, uid)),
+    // Fixed, not $TMUX_TMPDIR's: two watchers with different environments still meet there.
+    tmuxDir: dirName(expectedSocketPath({ socketName: "default" }, {}, uid)),
     named: "socketName" in args.server || "socketPath" in args.server,
     out,
   };

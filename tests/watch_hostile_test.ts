@@ -639,7 +639,7 @@ tmuxTest(
 );
 
 tmuxTest(
-  "its own text left in the box (copy mode came up while typing) is taken back once it can be",
+  "its own text left in the box (copy mode came up while typing) is never Backspaced later: it says so",
   async (_dir, tmux) => {
     const { reset, clock } = passed();
     const pane = await tmux.addAgent(limited(reset), { afterEnter: WORKING });
@@ -651,16 +651,39 @@ tmuxTest(
     await scan;
     assert.match(run.about(pane).at(-1)!.reason, /left the typed "continue" as it is/);
     await tmux.run(["send-keys", "-t", pane.id, "-X", "cancel"]);
+    // The box reads "continue": lifeline's, or the user's typed since (a screen cannot tell).
+    clock.advance(10 * 60_000);
     await run.watcher.scan();
-    assert.equal(await typed(tmux, pane), "continue" + "\x7f".repeat(8), "taken back");
-    assert.ok(run.about(pane).some((e) => /took back the "continue" it had left/.test(e.reason)));
+    assert.equal(await typed(tmux, pane), "continue", "no Backspace, no Enter");
     assert.match(
       run.about(pane).at(-1)!.reason,
-      /^not resumed yet: the last try stopped before Enter \(/,
-      "a try that never pressed Enter is not a limit still on",
+      /the input box holds "continue", which lifeline typed and had to leave there .*: clear it, or press Enter yourself/,
     );
+    // The user clears it: the next resume goes ahead.
+    await tmux.run(["send-keys", "-t", pane.id, "-N", "8", "BSpace"]);
+    await tmux.waitForScreen(pane, "❯\u00a0\n");
     clock.advance(10 * 60_000);
     await run.watcher.scan();
     assert.equal(await typed(tmux, pane), "continue" + "\x7f".repeat(8) + "continue\r");
+  },
+);
+
+tmuxTest(
+  "told to stop during the last look before Enter: still no Enter",
+  async (_dir, tmux) => {
+    const { reset, clock } = passed();
+    const pane = await tmux.addAgent(limited(reset));
+    let stop = false;
+    let looks = 0;
+    const run = watchRun(tmux, { clock, stopping: () => stop });
+    const real = run.deps.tmux;
+    // The second look at the pane is the one before Enter: the stop request comes during it.
+    const watcher = new Watcher({
+      ...run.deps,
+      tmux: { ...real, paneInfo: (id) => (++looks === 2 && (stop = true), real.paneInfo(id)) },
+    }, testSettings());
+    await watcher.scan();
+    assert.ok(stop, "the stop came during the last look");
+    assert.equal(await typed(tmux, pane), "continue" + "\x7f".repeat(8));
   },
 );

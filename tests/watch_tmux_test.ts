@@ -877,10 +877,11 @@ tmuxTest(
       const reader = first.stdout.getReader();
       await reader.read(); // its start line: it holds its locks
       reader.releaseLock();
-      // Another HOME too: not even lifeline's own state directory is shared.
+      // Another HOME and TMUX_TMPDIR too: no directory of the first watcher's is shared.
+      await Deno.mkdir(`${dir}/tmux-tmp`, { mode: 0o700 });
       const second = await runLifeline(
         ["watch", "tmux", "--socket-path", link, "--once", "--root", `${dir}/project`],
-        { env: { ...envOf(dir), HOME: `${dir}/home2` } },
+        { env: { ...envOf(dir), HOME: `${dir}/home2`, TMUX_TMPDIR: `${dir}/tmux-tmp` } },
       );
       assert.equal(second.code, 1, second.stdout);
       assert.match(second.stderr, /^error: already running on this tmux server \(pid \d+\)\n/);

@@ -329,7 +329,6 @@ export class Watcher {
       this.records.set(pane.id, record);
       return undefined; // an unreadable reset: looked at again only at its time
     }
-    if (record.left_text) record = await this.#clearLeftover(record, joined);
     const text = await this.#deps.tmux.capture(pane.id);
     // A session joined by pane id alone (no agent process that matches) may be another's.
     const records = joined?.verified
@@ -529,6 +528,10 @@ export class Watcher {
           );
         }
       }
+      // Told to stop while the last look ran: no Enter after a stop request, however late.
+      if (action.keys === "text" && this.#deps.stopping()) {
+        return await this.#takeBack(record, one, "the watcher was told to stop before Enter");
+      }
       await this.#deps.tmux.sendEnter(record.pane);
       this.#emit(record, {
         ...shown,
@@ -592,8 +595,10 @@ export class Watcher {
       now: this.#deps.now(),
       maxAttempts: this.#settings.policy.maxAttempts,
     });
-    // Text left in the box is this watcher's: taken back once the pane takes keys again.
-    const next = { ...attempted, left_text: outcome.startsWith("left the typed") };
+    // Text left in the box: later refusals say whose it may be (see the policy).
+    const next = outcome.startsWith("left the typed")
+      ? { ...attempted, left_text: text }
+      : { ...attempted, left_text: null };
     this.#emit(next, {
       state: now.state,
       signal: one.decision.shown.signal,
@@ -605,37 +610,6 @@ export class Watcher {
     });
     await this.#log(next, one.joined?.root ?? null, "resume", "stopped before Enter", reason);
     return await this.#tell(next, one, "refused", reason);
-  }
-
-  /**
-   * The resume text this watcher typed and had to leave in the input box (the pane was in a mode,
-   * or synchronised, when it would have taken it back): taken back now if the box holds exactly
-   * it and the pane takes keys alone again, so the box is the user's again; left alone, and
-   * forgotten, once the box holds anything else (the user's edit is theirs).
-   */
-  async #clearLeftover(record: PaneRecord, joined: JoinedSession | null): Promise<PaneRecord> {
-    const text = this.#settings.resumeText;
-    const now = readScreen(await this.#deps.tmux.capture(record.pane).catch(() => ""));
-    if (now.input !== text) return { ...record, left_text: false };
-    if (this.#settings.dryRun || this.#deps.stopping()) return record;
-    if (await this.#paneRefusal(record, joined).catch(() => ({}))) return record;
-    if (!now.confident || ["dangerous_prompt", "limit_menu"].includes(now.state)) return record;
-    await this.#deps.tmux.sendBackspaces(record.pane, [...text].length);
-    const cleared = await this.#waitFor(record.pane, (r) => r.input === "", 2000);
-    const reason = cleared
-      ? `took back the "${text}" it had left in the input box`
-      : `tried to take back the "${text}" it had left in the input box; check the pane`;
-    const next = { ...record, left_text: !cleared, quiet_on: null, reason };
-    this.#emit(next, {
-      state: now.state,
-      signal: null,
-      reset_at: next.reset_at,
-      action: "report",
-      reason,
-      root: joined?.root ?? null,
-    });
-    await this.#log(next, joined?.root ?? null, "resume", "took back its text", reason);
-    return next;
   }
 
   /** Waits `ms` in short steps; false as soon as the watcher is told to stop. */

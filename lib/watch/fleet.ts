@@ -28,7 +28,7 @@ export interface FleetDeps {
   /** lifeline's own state directory (locks and state live there). */
   ownRoot: string;
   /**
-   * tmux's directory for this user (`$TMUX_TMPDIR/tmux-<uid>`), where the lock of each server
+   * `/tmp/tmux-<uid>` (whatever `$TMUX_TMPDIR` says), where the lock of each server
    * process goes.
    */
   tmuxDir: string;

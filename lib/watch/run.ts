@@ -54,7 +54,7 @@ export interface WatchJob {
   /** The server named on the command line (or the default one), and the path it is reached by. */
   server: TmuxServer;
   socket: string;
-  /** tmux's directory for this user (`$TMUX_TMPDIR/tmux-<uid>`): each server process's lock. */
+  /** `/tmp/tmux-<uid>`, whatever `$TMUX_TMPDIR` says: where each tmux server process's lock is. */
   tmuxDir: string;
   /** The server was named: only it is watched, not the servers registered sessions name. */
   named: boolean;

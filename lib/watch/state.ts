@@ -56,7 +56,7 @@ const paneRecordSchema = lazy(() => {
     api_retries: count(),
     paused: z.optional(z.boolean()),
     notified: z.optional(text()),
-    left_text: z.optional(z.boolean()),
+    left_text: z.optional(text()),
   });
 });
 

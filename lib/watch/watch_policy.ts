@@ -65,8 +65,11 @@ export interface PaneRecord {
   paused?: boolean;
   /** The episode (or state) the user was last told about: one notification per episode. */
   notified?: string | null;
-  /** The resume text this watcher typed is still in the input box, left there (see the engine). */
-  left_text?: boolean;
+  /**
+   * The resume text this watcher typed and had to leave in the input box. Never taken back later:
+   * the user may have typed the same words since, and a screen cannot tell the two apart.
+   */
+  left_text?: string | null;
 }
 
 /** What one scan saw of a pane. */
@@ -518,6 +521,9 @@ function decideEpisode(
     : !reading.idle
     ? reading.input === null
       ? "no input box on screen"
+      : reading.input === record.left_text
+      ? `the input box holds ${JSON.stringify(reading.input)}, which lifeline typed and had to ` +
+        "leave there (or you typed since): clear it, or press Enter yourself"
       : `the input box holds text (${JSON.stringify(reading.input.slice(0, 40))}): never typed into`
     : null;
   if (refusal) {
