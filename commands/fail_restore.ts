@@ -66,11 +66,19 @@ export async function run(ctx: Context): Promise<number> {
       scope: m.scope || ".",
       files: m.files,
       saved_first: result.savedFirst,
+      already_as_saved: result.alreadyAsSaved === true,
     });
     return EXIT.ok;
   }
   for (const line of rootLines(found, ctx.cwd)) ctx.out.line(line);
   if (result.savedFirst) ctx.out.line(`saved the current state first under ${result.savedFirst}`);
+  if (result.alreadyAsSaved) {
+    ctx.out.line(
+      `${result.backup.ref}: nothing to restore: the project is as this backup holds it (its ` +
+        "rollback changed nothing)",
+    );
+    return EXIT.ok;
+  }
   ctx.out.line(
     `restored ${result.backup.ref}: ${
       m.move_head ? `HEAD ${m.pre_head.slice(0, 12)}` : `${m.scope}/ (HEAD did not move)`

@@ -386,3 +386,38 @@ Deno.test({
     });
   },
 });
+
+Deno.test({
+  name:
+    "a rollback whose stable files cannot be made changes nothing; its backup restores as a no-op",
+  ignore: IGNORE,
+  async fn() {
+    await withTempDir(async (dir) => {
+      const repo = await setUp(dir, {
+        "a.txt": "1\n",
+        ".gitattributes": "*.dat filter=x\n",
+        "f.dat": "v 1\n",
+      });
+      await git(repo, "config", "filter.x.smudge", "false"); // fails on every file
+      await git(repo, "config", "filter.x.clean", "cat");
+      await git(repo, "config", "filter.x.required", "true");
+      await Deno.writeTextFile(`${repo}/f.dat`, "v 2\n");
+      await commitAll(repo, "later");
+      await Deno.writeTextFile(`${repo}/a.txt`, "the agent's work\n");
+      const before = await exactTree(repo, { skip: OWN });
+      const status = await indexState(repo);
+      const rollback = await rollbackHere(dir, "N");
+      assert.equal(rollback.done, false, JSON.stringify(rollback));
+      assert.equal(rollback.undone, true, JSON.stringify(rollback));
+      assert.match(rollback.failed, /^the stable files could not be made: /);
+      assert.deepEqual(await exactTree(repo, { skip: OWN }), before, "nothing changed");
+      assert.equal(await indexState(repo), status);
+      await assert.rejects(Deno.lstat(`${repo}/.git/lifeline/journal.json`), Deno.errors.NotFound);
+      // Its backup holds the project as it is: restoring it does nothing, and refuses nothing.
+      const restored = await here(dir, ["fail", "restore", rollback.backup]);
+      assert.equal(restored.code, 0, restored.stderr);
+      assert.match(restored.stdout, /nothing to restore: the project is as this backup holds it/);
+      assert.deepEqual(await exactTree(repo, { skip: OWN }), before);
+    });
+  },
+});

@@ -122,3 +122,27 @@ export async function saveBeforeRestore(
     tmp,
   });
 }
+
+/** Whether HEAD, the index in the scope and every saved path are exactly as `backup` holds them. */
+export async function asSaved(
+  repo: Repo,
+  { manifest }: Backup,
+  { savedIndex, tmp }: { savedIndex: string; tmp: string },
+): Promise<boolean> {
+  if (await resolveCommit(repo.top, "HEAD") !== manifest.pre_head) return false;
+  const reader = new TreeReader(repo.top);
+  const now = new Map<string, PathState>();
+  for (const path of Object.keys(manifest.paths)) now.set(path, await reader.state(path));
+  await hashStates(repo.top, now, { write: false, tmp: joinPath(tmp, "as-saved") });
+  for (const [path, saved] of Object.entries(manifest.paths)) {
+    const current = now.get(path)!;
+    if (!same(saved, current)) return false;
+    if (saved.kind === "file" && current.kind === "file" && saved.mode !== current.mode) {
+      return false;
+    }
+    if (saved.kind === "dir" && current.kind === "dir" && saved.mode !== current.mode) return false;
+  }
+  const inScopeOf = async (file: string) =>
+    JSON.stringify((await readIndexEntries(repo.top, file)).filter((e) => inScope(repo, e.path)));
+  return await inScopeOf(savedIndex) === await inScopeOf(repo.index);
+}

@@ -48,7 +48,7 @@ import {
 } from "./operation.ts";
 import { listed } from "./plan.ts";
 import { openRepo, RefusedError, type Repo } from "./repo.ts";
-import { changedSinceRollback, saveBeforeRestore } from "./restore_check.ts";
+import { asSaved, changedSinceRollback, saveBeforeRestore } from "./restore_check.ts";
 import {
   checkTarget,
   planFor,
@@ -269,6 +269,8 @@ export interface RestoreDone {
   savedFirst: string | null;
   headMoved: boolean;
   recovered: Recovered | null;
+  /** The project was as the backup holds it already (its rollback never changed anything). */
+  alreadyAsSaved?: boolean;
 }
 
 /**
@@ -303,6 +305,9 @@ export async function restoreBackup(
       tmp,
     ) => {
       const savedIndex = await savedIndexFile(repo, backup, tmp);
+      // A run killed (or failed) before it changed anything left a backup of the project as it
+      // still is: restoring it has nothing to do, and nothing to refuse.
+      if (await asSaved(repo, backup, { savedIndex, tmp })) return "as saved" as const;
       const changes = await changedSinceRollback(repo, backup, tmp);
       if (changes.length > 0 && !force) {
         throw new RefusedError(
@@ -315,6 +320,9 @@ export async function restoreBackup(
       await restoreSteps(repo, journal, { backup, savedIndex, tmp });
       return saved;
     });
+    if (savedFirst === "as saved") {
+      return { backup, savedFirst: null, headMoved: false, recovered, alreadyAsSaved: true };
+    }
     return { backup, savedFirst, headMoved: backup.manifest.move_head, recovered };
   });
 }
