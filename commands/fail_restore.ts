@@ -75,7 +75,7 @@ export async function run(ctx: Context): Promise<number> {
   if (result.alreadyAsSaved) {
     ctx.out.line(
       `${result.backup.ref}: nothing to restore: the project is as this backup holds it (its ` +
-        "rollback changed nothing)",
+        "rollback changed nothing, or it was restored already)",
     );
     return EXIT.ok;
   }

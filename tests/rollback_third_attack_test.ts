@@ -421,3 +421,35 @@ Deno.test({
     });
   },
 });
+
+Deno.test({
+  name: "a split index whose shared index expires at once survives a failed rollback",
+  ignore: IGNORE,
+  async fn() {
+    await withTempDir(async (dir) => {
+      const repo = await setUp(dir, {
+        "a.txt": "1\n",
+        ".gitattributes": "*.dat filter=x\n",
+        "f.dat": "v 1\n",
+        "g.txt": "g\n",
+      });
+      await git(repo, "config", "filter.x.clean", "cat");
+      await Deno.writeTextFile(`${repo}/f.dat`, "v 2\n");
+      await commitAll(repo, "later");
+      await Deno.writeTextFile(`${repo}/g.txt`, "staged work\n");
+      await git(repo, "add", "g.txt");
+      await Deno.writeTextFile(`${repo}/ita.txt`, "intended\n");
+      await git(repo, "add", "-N", "ita.txt");
+      await git(repo, "config", "core.splitIndex", "true");
+      await git(repo, "config", "splitIndex.sharedIndexExpire", "now");
+      await git(repo, "update-index", "--split-index");
+      await git(repo, "config", "filter.x.smudge", "false"); // the rollback fails, changing nothing
+      await git(repo, "config", "filter.x.required", "true");
+      const status = await git(repo, "status", "--porcelain");
+      const rollback = await rollbackHere(dir, "S");
+      assert.equal(rollback.done, false, JSON.stringify(rollback));
+      // git deleted the shared index the real index names when lifeline wrote its copies.
+      assert.equal(await git(repo, "status", "--porcelain"), status, "the index is as it was");
+    });
+  },
+});

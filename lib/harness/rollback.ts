@@ -269,7 +269,7 @@ export interface RestoreDone {
   savedFirst: string | null;
   headMoved: boolean;
   recovered: Recovered | null;
-  /** The project was as the backup holds it already (its rollback never changed anything). */
+  /** The project was as the backup holds it already (its rollback changed nothing, or it was restored). */
   alreadyAsSaved?: boolean;
 }
 

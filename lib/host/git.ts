@@ -24,17 +24,32 @@ export interface GitOptions {
 export async function gitRun(cwd: string, args: string[], options: GitOptions = {}) {
   let result;
   try {
-    result = await runProgram("git", args, { cwd, ...options });
+    result = await runProgram("git", [...KEEP_SHARED_INDEXES, ...args], { cwd, ...options });
   } catch (error) {
     if (error instanceof ProgramMissingError) throw new GitError("git is not installed");
     throw error;
   }
   if (!result.success) {
     throw new GitError(
-      `git ${args[0]} failed: ${result.stderr.trim() || `exit code ${result.code}`}`,
+      `git ${subcommand(args)} failed: ${result.stderr.trim() || `exit code ${result.code}`}`,
     );
   }
   return result;
+}
+
+/**
+ * Given to every git call: lifeline writes temporary copies of a split index, and git deletes
+ * shared index files older than `splitIndex.sharedIndexExpire` whenever it writes one. With an
+ * expiry of "now", that deleted the shared index the real index still names (and with it the
+ * index: staged work, intent-to-add entries).
+ */
+const KEEP_SHARED_INDEXES = ["-c", "splitIndex.sharedIndexExpire=never"];
+
+/** The git command `args` run (past any `-c name=value`), for messages. */
+function subcommand(args: string[]): string {
+  let i = 0;
+  while (args[i] === "-c") i += 2;
+  return args[i] ?? "";
 }
 
 /** Runs `git <args>` in `cwd` and returns stdout (trailing newline removed). */
