@@ -320,11 +320,13 @@ Deno.test({
   },
 });
 
-/** `unshare` with a pid namespace of its own (and, for a user who is not root, a user one). */
+/**
+ * `unshare` with a pid namespace of its own (and, for a user who is not root, a user one). Its
+ * child dies with it (`--kill-child`): killing `unshare` alone left the agent running.
+ */
 async function unshareArgs(): Promise<string[] | null> {
-  for (
-    const args of [["--pid", "--fork", "--mount-proc"], ["-r", "--pid", "--fork", "--mount-proc"]]
-  ) {
+  const pid = ["--pid", "--fork", "--kill-child", "--mount-proc"];
+  for (const args of [pid, ["-r", ...pid]]) {
     const out = await new Deno.Command("unshare", { args: [...args, "true"], stderr: "null" })
       .output().catch(() => null);
     if (out?.success) return args;
