@@ -356,29 +356,56 @@ Deno.test({
   },
 });
 
+/**
+ * `stable-1` holds `f.dat` as `stable`, with `*.dat` under the filter `x` (`clean`, and `smudge`
+ * when given, which is set after the commits: it runs only when the rollback checks files out);
+ * a later commit changed it to `later`.
+ */
+async function filteredRepo(
+  dir: string,
+  { stable, later, clean, smudge, files = {} }: {
+    stable: string;
+    later: string;
+    clean: string;
+    smudge?: string;
+    files?: Record<string, string>;
+  },
+): Promise<string> {
+  const repo = await setUp(dir, {
+    "a.txt": "1\n",
+    ".gitattributes": "*.dat filter=x\n",
+    "f.dat": stable,
+    ...files,
+  });
+  await git(repo, "config", "filter.x.clean", clean);
+  await Deno.writeTextFile(`${repo}/f.dat`, later);
+  await commitAll(repo, "later");
+  if (smudge) {
+    await git(repo, "config", "filter.x.smudge", smudge);
+    await git(repo, "config", "filter.x.required", "true");
+  }
+  return repo;
+}
+
 Deno.test({
   name: "a filter command named relative to the project runs from its top, as in git reset --hard",
   ignore: IGNORE,
   async fn() {
     await withTempDir(async (dir) => {
-      const repo = await setUp(dir, {
-        "a.txt": "1\n",
-        ".gitattributes": "*.dat filter=x\n",
-        "f.dat": "v CLEAN 1\n",
-      });
       // The filter's scripts live in the project, outside git (ignored), named from its top.
-      await Deno.mkdir(`${repo}/tools`);
-      await Deno.writeTextFile(`${repo}/.git/info/exclude`, "tools/\n", { append: true });
+      await Deno.mkdir(`${dir}/repo/tools`, { recursive: true });
       for (const [tool, sed] of [["smudge", "s/CLEAN/SMUDGED/"], ["clean", "s/SMUDGED/CLEAN/"]]) {
-        await Deno.writeTextFile(`${repo}/tools/${tool}.sh`, `#!/bin/sh\nsed ${sed}\n`, {
+        await Deno.writeTextFile(`${dir}/repo/tools/${tool}.sh`, `#!/bin/sh\nsed ${sed}\n`, {
           mode: 0o755,
         });
       }
-      await git(repo, "config", "filter.x.smudge", "./tools/smudge.sh");
-      await git(repo, "config", "filter.x.clean", "./tools/clean.sh");
-      await git(repo, "config", "filter.x.required", "true");
-      await Deno.writeTextFile(`${repo}/f.dat`, "v CLEAN 2\n");
-      await commitAll(repo, "later");
+      const repo = await filteredRepo(dir, {
+        stable: "v CLEAN 1\n",
+        later: "v CLEAN 2\n",
+        clean: "./tools/clean.sh",
+        smudge: "./tools/smudge.sh",
+        files: { ".gitignore": "tools/\n" },
+      });
       await roundTrip(dir, "F", async () => {
         // What `git reset --hard stable-1` writes: the stable content through the smudge filter.
         assert.equal(await Deno.readTextFile(`${repo}/f.dat`), "v SMUDGED 1\n");
@@ -393,16 +420,13 @@ Deno.test({
   ignore: IGNORE,
   async fn() {
     await withTempDir(async (dir) => {
-      const repo = await setUp(dir, {
-        "a.txt": "1\n",
-        ".gitattributes": "*.dat filter=x\n",
-        "f.dat": "v 1\n",
+      // `false` as the smudge filter fails on every file.
+      const repo = await filteredRepo(dir, {
+        stable: "v 1\n",
+        later: "v 2\n",
+        clean: "cat",
+        smudge: "false",
       });
-      await git(repo, "config", "filter.x.smudge", "false"); // fails on every file
-      await git(repo, "config", "filter.x.clean", "cat");
-      await git(repo, "config", "filter.x.required", "true");
-      await Deno.writeTextFile(`${repo}/f.dat`, "v 2\n");
-      await commitAll(repo, "later");
       await Deno.writeTextFile(`${repo}/a.txt`, "the agent's work\n");
       const before = await exactTree(repo, { skip: OWN });
       const status = await indexState(repo);
@@ -427,15 +451,12 @@ Deno.test({
   ignore: IGNORE,
   async fn() {
     await withTempDir(async (dir) => {
-      const repo = await setUp(dir, {
-        "a.txt": "1\n",
-        ".gitattributes": "*.dat filter=x\n",
-        "f.dat": "v 1\n",
-        "g.txt": "g\n",
+      const repo = await filteredRepo(dir, {
+        stable: "v 1\n",
+        later: "v 2\n",
+        clean: "cat",
+        files: { "g.txt": "g\n" },
       });
-      await git(repo, "config", "filter.x.clean", "cat");
-      await Deno.writeTextFile(`${repo}/f.dat`, "v 2\n");
-      await commitAll(repo, "later");
       await Deno.writeTextFile(`${repo}/g.txt`, "staged work\n");
       await git(repo, "add", "g.txt");
       await Deno.writeTextFile(`${repo}/ita.txt`, "intended\n");

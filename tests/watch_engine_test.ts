@@ -4,29 +4,9 @@
 import assert from "node:assert/strict";
 import { CORPUS_DIR } from "./helpers/corpus.ts";
 import { transcriptPath } from "./helpers/fixtures.ts";
-import { agentScreen, clockTime, dialogScreen } from "./helpers/screens.ts";
-import { type AgentPane, type TmuxHarness, withTmux } from "./helpers/tmux_harness.ts";
-import { withTempDir } from "./helpers/temp.ts";
+import { agentScreen, clockTime, dialogScreen, WORKING } from "./helpers/screens.ts";
+import { type AgentPane, type TmuxHarness, tmuxTest } from "./helpers/tmux_harness.ts";
 import { testClock, testSettings, watchRun } from "./helpers/watch_harness.ts";
-
-const IGNORE = Deno.build.os === "windows";
-
-function tmuxTest(name: string, fn: (dir: string, tmux: TmuxHarness) => Promise<void>): void {
-  Deno.test({
-    name,
-    ignore: IGNORE,
-    fn: () => withTempDir((dir) => withTmux(dir, (tmux) => fn(dir, tmux))),
-  });
-}
-
-const typed = async (tmux: TmuxHarness, pane: AgentPane) =>
-  (await tmux.received(pane)).map((r) => r.text).join("");
-
-/** What the agent shows once it picked up the resume. */
-const WORKING = agentScreen({
-  conversation: ["❯ continue", "✻ Working… (1s · esc to interrupt)"],
-  footer: ["  esc to interrupt"],
-});
 
 const HOUR = 3600_000;
 
@@ -55,7 +35,7 @@ tmuxTest(
     const pane = await tmux.addAgent(limitScreen(reset), { afterEnter: WORKING });
     const run = watchRun(tmux, { clock });
     await run.watcher.scan();
-    assert.equal(await typed(tmux, pane), "", "nothing before the reset");
+    assert.equal(await tmux.typed(pane), "", "nothing before the reset");
     assert.match(run.about(pane).at(-1)!.reason, /^limited until .*; resume at /);
     clock.advance(11 * 60_000);
     await run.watcher.scan();
@@ -64,7 +44,7 @@ tmuxTest(
     assert.ok(received[1]!.at - received[0]!.at >= 150, "Enter came separately, after a pause");
     assert.match(run.about(pane).at(-1)!.reason, /^verified: "continue" then Enter: worked/);
     await run.watcher.scan();
-    assert.equal(await typed(tmux, pane), "continue\r", "one resume per reset");
+    assert.equal(await tmux.typed(pane), "continue\r", "one resume per reset");
   },
 );
 
@@ -90,8 +70,8 @@ tmuxTest(
     await run.watcher.scan();
     clock.advance(6 * HOUR);
     await run.watcher.scan();
-    assert.equal(await typed(tmux, a), "");
-    assert.equal(await typed(tmux, b), "");
+    assert.equal(await tmux.typed(a), "");
+    assert.equal(await tmux.typed(b), "");
     assert.equal(
       run.about(a).at(-1)!.state,
       "normal",
@@ -118,7 +98,7 @@ tmuxTest(
     clock.advance(11 * 60_000);
     await run.watcher.scan();
     assert.equal(
-      await typed(tmux, pane),
+      await tmux.typed(pane),
       "continue",
       "the text went in; no Enter, no key to the prompt",
     );
@@ -167,8 +147,8 @@ tmuxTest(
     const run = watchRun(tmux, { clock });
     clock.advance(11 * 60_000);
     await run.watcher.scan();
-    assert.equal(await typed(tmux, agent), "");
-    assert.equal(await typed(tmux, other), "");
+    assert.equal(await tmux.typed(agent), "");
+    assert.equal(await tmux.typed(other), "");
     assert.match(
       run.about(agent).find((e) => e.action === "refuse")!.reason,
       /synchronize-panes on/,
@@ -177,8 +157,8 @@ tmuxTest(
     await tmux.run(["set-window-option", "-t", agent.id, "synchronize-panes", "off"]);
     await tmux.setScreen(agent, limitScreen(reset, { below: [" "] }));
     await run.watcher.scan();
-    assert.equal(await typed(tmux, agent), "continue\r");
-    assert.equal(await typed(tmux, other), "");
+    assert.equal(await tmux.typed(agent), "continue\r");
+    assert.equal(await tmux.typed(other), "");
   },
 );
 
@@ -211,7 +191,7 @@ tmuxTest(
     await run.watcher.scan();
     clock.advance(6 * HOUR);
     await run.watcher.scan();
-    for (const pane of panes) assert.equal(await typed(tmux, pane), "", pane.id);
+    for (const pane of panes) assert.equal(await tmux.typed(pane), "", pane.id);
     assert.match(
       run.about(panes[3]!).at(-1)!.reason,
       /a stale banner: its reset \(2023-11-14T22:13:20Z\)/,
@@ -259,13 +239,13 @@ tmuxTest(
     clock.advance(11 * 60_000);
     await run.watcher.scan();
     await killer;
-    assert.equal(await typed(tmux, copy), "");
+    assert.equal(await tmux.typed(copy), "");
     assert.match(run.about(copy).find((e) => e.action === "refuse")!.reason, /in a mode/);
     assert.ok(
       run.about(closing).some((e) => /failed|gone|did not/.test(e.reason)),
       JSON.stringify(run.about(closing)),
     );
-    assert.equal(await typed(tmux, fine), "continue\r");
+    assert.equal(await tmux.typed(fine), "continue\r");
   },
 );
 
@@ -284,10 +264,10 @@ tmuxTest(
     assert.match(run.about(pane).at(-1)!.reason, /limited until 2026-11-30T12:14:00Z/);
     clock.advance(2 * HOUR);
     await run.watcher.scan();
-    assert.equal(await typed(tmux, pane), "", "still 14 minutes to go: not re-anchored");
+    assert.equal(await tmux.typed(pane), "", "still 14 minutes to go: not re-anchored");
     clock.advance(15 * 60_000);
     await run.watcher.scan();
-    assert.equal(await typed(tmux, pane), "continue\r");
+    assert.equal(await tmux.typed(pane), "continue\r");
   },
 );
 
@@ -309,7 +289,7 @@ tmuxTest(
       /reset time not understood \("resets soon-ish"\); next look at /,
     );
     assert.ok(run.watcher.nextWaitMs(60_000) <= 60_050);
-    assert.equal(await typed(tmux, pane), "");
+    assert.equal(await tmux.typed(pane), "");
   },
 );
 
@@ -327,7 +307,7 @@ tmuxTest(
     await run.watcher.scan();
     const took = Date.now() - started;
     for (const pane of panes) {
-      assert.equal(await typed(tmux, pane), "continue\r");
+      assert.equal(await tmux.typed(pane), "continue\r");
       assert.match(run.about(pane).at(-1)!.reason, /^verified/);
     }
     assert.ok(took < 5000, `three panes in ${took} ms: no fixed 5 s wait per pane`);
@@ -398,8 +378,8 @@ tmuxTest(
     clock.advance(9 * 60_000); // 12:09, a minute past the reset
     await run.watcher.scan();
     await run.watcher.scan();
-    assert.equal(await typed(tmux, cancelled), "continue\r", "resumed once");
-    assert.equal(await typed(tmux, armed), "", "the client continues by itself: left alone");
+    assert.equal(await tmux.typed(cancelled), "continue\r", "resumed once");
+    assert.equal(await tmux.typed(armed), "", "the client continues by itself: left alone");
     assert.match(
       run.about(armed).at(-1)!.reason,
       /the client continues by itself at 2026-12-01T12:08:00Z/,
@@ -468,7 +448,7 @@ tmuxTest(
     assert.equal(first!.reset_at, 1796127351000);
     clock.advance(17 * 60_000);
     await run.watcher.scan();
-    assert.equal(await typed(tmux, pane), "continue\r");
+    assert.equal(await tmux.typed(pane), "continue\r");
     assert.ok(run.logs.every((l) => l.root === root), "logged to the session's project");
   },
 );
@@ -490,7 +470,7 @@ tmuxTest(
     await run.watcher.scan();
     clock.advance(30 * 60_000);
     await run.watcher.scan();
-    assert.equal(await typed(tmux, pane), "");
+    assert.equal(await tmux.typed(pane), "");
     assert.ok(run.about(pane).every((e) => e.state === "normal" && e.signal === "screen"));
   },
 );
@@ -514,7 +494,7 @@ tmuxTest(
     const run = watchRun(tmux, { clock, roots: [root] });
     await run.watcher.scan();
     await run.watcher.scan();
-    assert.equal(await typed(tmux, pane), "");
+    assert.equal(await tmux.typed(pane), "");
     const said = run.about(pane).at(-1)!;
     assert.equal(said.state, "dangerous_prompt");
     assert.match(said.reason, /on screen: never typed into/);

@@ -4,30 +4,12 @@
 // whatever the input box already holds.
 import assert from "node:assert/strict";
 import { CORPUS_DIR } from "./helpers/corpus.ts";
-import { agentScreen, clockTime } from "./helpers/screens.ts";
-import { type AgentPane, type TmuxHarness, withTmux } from "./helpers/tmux_harness.ts";
-import { withTempDir } from "./helpers/temp.ts";
+import { agentScreen, clockTime, WORKING } from "./helpers/screens.ts";
+import { type AgentPane, type TmuxHarness, tmuxTest } from "./helpers/tmux_harness.ts";
 import { testClock, testSettings, watchRun } from "./helpers/watch_harness.ts";
 import { ServerDownError, tmuxClient, Watcher } from "../lib/watch/engine.ts";
+import { newRecord, type PaneRecord } from "../lib/watch/watch_policy.ts";
 import { watchStateCodec } from "../lib/watch/state.ts";
-
-const IGNORE = Deno.build.os === "windows";
-
-function tmuxTest(name: string, fn: (dir: string, tmux: TmuxHarness) => Promise<void>): void {
-  Deno.test({
-    name,
-    ignore: IGNORE,
-    fn: () => withTempDir((dir) => withTmux(dir, (tmux) => fn(dir, tmux))),
-  });
-}
-
-const typed = async (tmux: TmuxHarness, pane: AgentPane) =>
-  (await tmux.received(pane)).map((r) => r.text).join("");
-
-const WORKING = agentScreen({
-  conversation: ["❯ continue", "✻ Working… (1s · esc to interrupt)"],
-  footer: ["  esc to interrupt"],
-});
 
 /** A reset 10 minutes ago, and a clock 20 minutes after the watcher's first look at it. */
 function passed(): { reset: number; clock: ReturnType<typeof testClock> } {
@@ -75,8 +57,8 @@ tmuxTest(
     const run = watchRun(tmux, { clock });
     await run.watcher.scan();
     await run.watcher.scan();
-    assert.equal(await typed(tmux, inline), "");
-    assert.equal(await typed(tmux, quoted), "");
+    assert.equal(await tmux.typed(inline), "");
+    assert.equal(await tmux.typed(quoted), "");
     assert.match(run.about(inline).at(-1)!.reason, /the limit menu's words above an input box/);
     assert.match(run.about(quoted).at(-1)!.reason, /the input box holds text/);
   },
@@ -99,7 +81,7 @@ tmuxTest(
     );
     const run = watchRun(tmux, { clock });
     await run.watcher.scan();
-    assert.equal(await typed(tmux, pane), "continue\r");
+    assert.equal(await tmux.typed(pane), "continue\r");
   },
 );
 
@@ -122,7 +104,7 @@ tmuxTest(
     const pane = await tmux.addAgent(screen);
     const run = watchRun(tmux, { clock });
     await run.watcher.scan();
-    assert.equal(await typed(tmux, pane), "");
+    assert.equal(await tmux.typed(pane), "");
     assert.match(run.about(pane).at(-1)!.reason, /input box holds text/);
   },
 );
@@ -144,10 +126,10 @@ tmuxTest(
     const run = watchRun(tmux, { clock });
     await run.watcher.scan();
     for (const pane of drafts) {
-      assert.equal(await typed(tmux, pane), "", pane.id);
+      assert.equal(await tmux.typed(pane), "", pane.id);
       assert.match(run.about(pane).at(-1)!.reason, /the input box holds text/);
     }
-    for (const pane of placeholders) assert.equal(await typed(tmux, pane), "continue\r", pane.id);
+    for (const pane of placeholders) assert.equal(await tmux.typed(pane), "continue\r", pane.id);
   },
 );
 
@@ -165,13 +147,13 @@ tmuxTest(
     const scan = run.watcher.scan();
     // The moment the text arrives, the window starts passing keys to every pane.
     const deadline = Date.now() + 10_000;
-    while ((await typed(tmux, agent)) === "" && Date.now() < deadline) {
+    while ((await tmux.typed(agent)) === "" && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 20));
     }
     await tmux.run(["set-window-option", "-t", agent.id, "synchronize-panes", "on"]);
     await scan;
-    assert.equal(await typed(tmux, other), "", "nothing reached the other pane");
-    assert.equal(await typed(tmux, agent), "continue", "the text stays; no Backspace, no Enter");
+    assert.equal(await tmux.typed(other), "", "nothing reached the other pane");
+    assert.equal(await tmux.typed(agent), "continue", "the text stays; no Backspace, no Enter");
     const report = run.about(agent).find((e) => e.action === "report")!;
     assert.match(
       report.reason,
@@ -197,7 +179,7 @@ tmuxTest(
       clock.advance(10 * 60_000);
     }
     await run.watcher.scan();
-    assert.equal((await typed(tmux, pane)).split("continue\r").length - 1, 3);
+    assert.equal((await tmux.typed(pane)).split("continue\r").length - 1, 3);
     assert.ok(run.about(pane).some((e) => e.action === "report" && e.event === "gave_up"));
     assert.deepEqual(run.notices.map((n) => n.event), ["gave_up"]);
   },
@@ -214,15 +196,15 @@ tmuxTest(
     const run = watchRun(tmux, { clock, settings: testSettings({ staggerMs: 60_000 }) });
     await run.watcher.scan();
     const typedNow = [];
-    for (const pane of panes) typedNow.push(await typed(tmux, pane));
+    for (const pane of panes) typedNow.push(await tmux.typed(pane));
     assert.deepEqual(typedNow, ["continue\r", "", ""]);
     clock.advance(61_000);
     await run.watcher.scan();
-    assert.equal(await typed(tmux, panes[1]!), "continue\r");
-    assert.equal(await typed(tmux, panes[2]!), "");
+    assert.equal(await tmux.typed(panes[1]!), "continue\r");
+    assert.equal(await tmux.typed(panes[2]!), "");
     clock.advance(61_000);
     await run.watcher.scan();
-    assert.equal(await typed(tmux, panes[2]!), "continue\r");
+    assert.equal(await tmux.typed(panes[2]!), "continue\r");
   },
 );
 
@@ -241,7 +223,7 @@ tmuxTest(
     );
     const run = watchRun(tmux, { clock });
     await run.watcher.scan();
-    assert.equal(await typed(tmux, pane), "continue\r");
+    assert.equal(await tmux.typed(pane), "continue\r");
   },
 );
 
@@ -254,7 +236,7 @@ tmuxTest(
     }));
     const run = watchRun(tmux, { clock });
     await run.watcher.scan();
-    assert.equal(await typed(tmux, pane), "");
+    assert.equal(await tmux.typed(pane), "");
     assert.equal(run.about(pane).at(-1)!.state, "dangerous_prompt");
   },
 );
@@ -277,9 +259,9 @@ tmuxTest(
     }));
     const run = watchRun(tmux, { clock });
     await run.watcher.scan();
-    assert.equal(await typed(tmux, pane), "");
+    assert.equal(await tmux.typed(pane), "");
     assert.equal(run.about(pane).at(-1)!.state, "normal");
-    assert.equal(await typed(tmux, right), "");
+    assert.equal(await tmux.typed(right), "");
     assert.equal(run.about(right).at(-1)!.state, "normal");
   },
 );
@@ -294,7 +276,7 @@ tmuxTest(
     }));
     const run = watchRun(tmux, { clock });
     await run.watcher.scan();
-    assert.equal(await typed(tmux, pane), "");
+    assert.equal(await tmux.typed(pane), "");
     const said = run.about(pane).at(-1)!;
     assert.equal(said.action, "wait");
     assert.equal(said.reset_at, Date.parse("2026-12-01T20:00:00Z"));
@@ -317,13 +299,13 @@ tmuxTest(
     const pane = await tmux.addAgent(menu, { width: 80, height: 24, afterEnter: stopped });
     const run = watchRun(tmux, { clock });
     await run.watcher.scan();
-    assert.equal(await typed(tmux, pane), "\r", "Enter alone, on the menu");
+    assert.equal(await tmux.typed(pane), "\r", "Enter alone, on the menu");
     await Deno.writeTextFile(
       `${pane.screenFile}.after-enter`,
       agentScreen({ conversation: ["❯ continue", "✻ Working… (esc to interrupt)"], width: 80 }),
     );
     await run.watcher.scan();
-    assert.equal(await typed(tmux, pane), "\rcontinue\r");
+    assert.equal(await tmux.typed(pane), "\rcontinue\r");
   },
 );
 
@@ -348,26 +330,13 @@ tmuxTest(
 );
 
 Deno.test("a saved pane record that does not validate is dropped alone; the others are kept", async () => {
-  const good = {
-    pane: "%1",
-    identity: "1:2",
-    session: "s",
+  const good: PaneRecord = {
+    ...newRecord("%1", "s", "1:2"),
     state: "usage_limit",
     signal: "screen",
-    reason: "",
-    episode: null,
     first_seen_at: 1,
     reset_at: 2,
     resume_at: 3,
-    next_look_at: null,
-    attempts: 0,
-    resumed: false,
-    gave_up: false,
-    unparsed: 0,
-    quiet_on: null,
-    refusal: null,
-    tried: [],
-    api_retries: 0,
   };
   const state = await watchStateCodec.parse(JSON.stringify({
     version: 2,
@@ -395,7 +364,7 @@ tmuxTest(
     const run = watchRun(tmux, { clock, saved });
     await run.watcher.scan();
     await run.watcher.scan();
-    assert.equal(await typed(tmux, pane), "");
+    assert.equal(await tmux.typed(pane), "");
     assert.match(run.about(pane).at(-1)!.reason, /^limited until .*; resume at /);
   },
 );
@@ -450,7 +419,7 @@ for (const agentPid of ["none", "pane"] as const) {
       const run = watchRun(tmux, { roots: [root] });
       await run.watcher.scan();
       await run.watcher.scan();
-      assert.equal(await typed(tmux, pane), "");
+      assert.equal(await tmux.typed(pane), "");
       assert.equal(run.about(pane).at(-1)!.state, "normal");
     },
   );
@@ -486,7 +455,7 @@ tmuxTest(
     clock.advance(3 * 3600_000);
     await run.watcher.scan();
     for (const pane of [table, box]) {
-      assert.equal(await typed(tmux, pane), "", pane.id);
+      assert.equal(await tmux.typed(pane), "", pane.id);
       assert.ok(run.about(pane).every((e) => e.state === "normal"), pane.id);
     }
   },
@@ -508,14 +477,14 @@ tmuxTest(
     const run = watchRun(tmux, { clock });
     await run.watcher.scan();
     for (const [i, pane] of drafts.entries()) {
-      assert.equal(await typed(tmux, pane), "", pane.id);
+      assert.equal(await tmux.typed(pane), "", pane.id);
       assert.equal(
         run.about(pane).at(-1)!.reason,
         `the input box holds ${JSON.stringify(words[i])} in full colour: a draft that reads ` +
           "like a placeholder, not one",
       );
     }
-    for (const pane of placeholders) assert.equal(await typed(tmux, pane), "continue\r", pane.id);
+    for (const pane of placeholders) assert.equal(await tmux.typed(pane), "continue\r", pane.id);
   },
 );
 
@@ -531,9 +500,9 @@ tmuxTest(
     );
     const run = watchRun(tmux, { clock, vim: true });
     await run.watcher.scan();
-    assert.equal(await typed(tmux, normal), "");
+    assert.equal(await tmux.typed(normal), "");
     assert.match(run.about(normal).at(-1)!.reason, /vim/);
-    assert.equal(await typed(tmux, insert), "continue\r");
+    assert.equal(await tmux.typed(insert), "continue\r");
   },
 );
 
@@ -547,7 +516,7 @@ tmuxTest(
     const pane = await tmux.addAgent(failed, { width: 80, height: 24, afterEnter: WORKING });
     const clock = testClock(Date.now());
     const run = watchRun(tmux, { clock });
-    const enters = async () => (await typed(tmux, pane)).split("\r").length - 1;
+    const enters = async () => (await tmux.typed(pane)).split("\r").length - 1;
     const at: number[] = [];
     for (let round = 0; round < 12 && !run.notices.length; round++) {
       await run.watcher.scan();
@@ -577,7 +546,7 @@ tmuxTest(
 /** Waits until the pane has received `text` (in all), or fails after 10 s. */
 async function until(tmux: TmuxHarness, pane: AgentPane, text: string): Promise<void> {
   const deadline = Date.now() + 10_000;
-  while (!(await typed(tmux, pane)).includes(text)) {
+  while (!(await tmux.typed(pane)).includes(text)) {
     if (Date.now() > deadline) throw new Error(`${pane.id} never received ${JSON.stringify(text)}`);
     await new Promise((r) => setTimeout(r, 20));
   }
@@ -597,7 +566,7 @@ tmuxTest(
     stop = true;
     await scan;
     assert.ok(Date.now() - started < 5000, "well before the 6 s key delay ran out");
-    assert.equal(await typed(tmux, pane), "continue" + "\x7f".repeat(8), "Backspaces, no Enter");
+    assert.equal(await tmux.typed(pane), "continue" + "\x7f".repeat(8), "Backspaces, no Enter");
     assert.match(
       run.about(pane).at(-1)!.reason,
       /then the watcher was told to stop before Enter: no Enter; took the typed text back/,
@@ -605,7 +574,7 @@ tmuxTest(
     // Nothing new starts once told to stop.
     clock.advance(3600_000);
     await run.watcher.scan();
-    assert.equal(await typed(tmux, pane), "continue" + "\x7f".repeat(8));
+    assert.equal(await tmux.typed(pane), "continue" + "\x7f".repeat(8));
   },
 );
 
@@ -654,7 +623,7 @@ tmuxTest(
     // The box reads "continue": lifeline's, or the user's typed since (a screen cannot tell).
     clock.advance(10 * 60_000);
     await run.watcher.scan();
-    assert.equal(await typed(tmux, pane), "continue", "no Backspace, no Enter");
+    assert.equal(await tmux.typed(pane), "continue", "no Backspace, no Enter");
     assert.match(
       run.about(pane).at(-1)!.reason,
       /the input box holds "continue", which lifeline typed and had to leave there .*: clear it, or press Enter yourself/,
@@ -664,7 +633,7 @@ tmuxTest(
     await tmux.waitForScreen(pane, "❯\u00a0\n");
     clock.advance(10 * 60_000);
     await run.watcher.scan();
-    assert.equal(await typed(tmux, pane), "continue" + "\x7f".repeat(8) + "continue\r");
+    assert.equal(await tmux.typed(pane), "continue" + "\x7f".repeat(8) + "continue\r");
   },
 );
 
@@ -684,6 +653,6 @@ tmuxTest(
     }, testSettings());
     await watcher.scan();
     assert.ok(stop, "the stop came during the last look");
-    assert.equal(await typed(tmux, pane), "continue" + "\x7f".repeat(8));
+    assert.equal(await tmux.typed(pane), "continue" + "\x7f".repeat(8));
   },
 );

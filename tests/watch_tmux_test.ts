@@ -6,21 +6,12 @@ import assert from "node:assert/strict";
 import { screen } from "./helpers/fixtures.ts";
 import { runInProcess } from "./helpers/in_process.ts";
 import { REPO_DIR, runLifeline, spawnLifeline } from "./helpers/lifeline.ts";
-import { agentScreen, clockTime, dialogScreen, monthDay } from "./helpers/screens.ts";
+import { agentScreen, clockTime, dialogScreen, monthDay, WORKING } from "./helpers/screens.ts";
 import { registerSession } from "./helpers/sessions.ts";
-import { type AgentPane, type TmuxHarness, withTmux } from "./helpers/tmux_harness.ts";
+import { type AgentPane, type TmuxHarness, tmuxTest } from "./helpers/tmux_harness.ts";
 import { listDir, withTempDir } from "./helpers/temp.ts";
 
 const IGNORE = Deno.build.os === "windows";
-
-/** A test with its own temporary directory and its own tmux server. */
-function tmuxTest(name: string, fn: (dir: string, tmux: TmuxHarness) => Promise<void>): void {
-  Deno.test({
-    name,
-    ignore: IGNORE,
-    fn: () => withTempDir((dir) => withTmux(dir, (tmux) => fn(dir, tmux))),
-  });
-}
 
 /** Watcher settings for tests: no margin or stagger unless a test wants them, quick checks. */
 async function project(dir: string, watch: Record<string, unknown> = {}): Promise<string> {
@@ -81,15 +72,6 @@ async function watchOnce(tmux: TmuxHarness, dir: string, extra: string[] = []): 
   assert.equal(result.code, 0, result.stderr);
   return parseLines(result.stdout).filter((l) => l.pane !== undefined);
 }
-
-const typed = async (tmux: TmuxHarness, pane: AgentPane) =>
-  (await tmux.received(pane)).map((r) => r.text).join("");
-
-/** What the agent shows once it picked up the resume. */
-const WORKING = agentScreen({
-  conversation: ["❯ continue", "✻ Working… (1s · esc to interrupt)"],
-  footer: ["  esc to interrupt"],
-});
 
 /** A limit banner whose reset passed five minutes ago. */
 function passedBanner(extra: { input?: string } = {}): string {
@@ -163,8 +145,8 @@ tmuxTest(
     }));
     const limited = await tmux.addAgent(passedBanner({ input: draft }));
     const lines = await watchOnce(tmux, dir);
-    assert.equal(await typed(tmux, pane), "");
-    assert.equal(await typed(tmux, limited), "");
+    assert.equal(await tmux.typed(pane), "");
+    assert.equal(await tmux.typed(limited), "");
     assert.match(
       lines.find((l) => l.pane === limited.id && l.action === "refuse")!.reason,
       /the input box holds text/,
@@ -184,7 +166,7 @@ tmuxTest("a permission prompt that appears while typing gets no Enter", async (d
   ]);
   const pane = await tmux.addAgent(passedBanner(), { onFirstKey: prompt });
   const lines = await watchOnce(tmux, dir);
-  assert.equal(await typed(tmux, pane), "continue", "no Enter reached the prompt");
+  assert.equal(await tmux.typed(pane), "continue", "no Enter reached the prompt");
   assert.match(lines.find((l) => l.pane === pane.id && l.action === "report")!.reason, /no Enter/);
 });
 
@@ -197,8 +179,8 @@ tmuxTest("a window with synchronize-panes on is never typed into", async (dir, t
   });
   await tmux.run(["set-window-option", "-t", agent.id, "synchronize-panes", "on"]);
   const lines = await watchOnce(tmux, dir);
-  assert.equal(await typed(tmux, agent), "");
-  assert.equal(await typed(tmux, other), "");
+  assert.equal(await tmux.typed(agent), "");
+  assert.equal(await tmux.typed(other), "");
   assert.match(lines.find((l) => l.action === "refuse")!.reason, /synchronize-panes on/);
 });
 
@@ -218,8 +200,8 @@ tmuxTest(
       conversation: ["> go on", "  ⎿  Claude AI usage limit reached|1700000000"],
     }));
     const lines = await watchOnce(tmux, dir);
-    assert.equal(await typed(tmux, pane), "");
-    assert.equal(await typed(tmux, old), "");
+    assert.equal(await tmux.typed(pane), "");
+    assert.equal(await tmux.typed(old), "");
     assert.equal(lines.find((l) => l.pane === pane.id)!.state, "normal");
     assert.match(lines.find((l) => l.pane === old.id)!.reason, /stale banner/);
   },
@@ -323,13 +305,13 @@ tmuxTest(
     await project(dir);
     const first = await tmux.addAgent(passedBanner(), { afterEnter: WORKING });
     await watchOnce(tmux, dir);
-    assert.equal(await typed(tmux, first), "continue\r");
+    assert.equal(await tmux.typed(first), "continue\r");
     await tmux.close();
     // Another agent, same pane id, same banner: a limit of its own, to be resumed.
     const second = await tmux.addAgent(passedBanner(), { afterEnter: WORKING });
     assert.equal(second.id, first.id);
     const lines = await watchOnce(tmux, dir);
-    assert.equal(await typed(tmux, second), "continue\r", JSON.stringify(lines));
+    assert.equal(await tmux.typed(second), "continue\r", JSON.stringify(lines));
   },
 );
 
@@ -342,12 +324,12 @@ tmuxTest(
     const fine = await tmux.addAgent(passedBanner(), { afterEnter: WORKING });
     await tmux.run(["copy-mode", "-t", copy.id]);
     const lines = await watchOnce(tmux, dir);
-    assert.equal(await typed(tmux, copy), "");
+    assert.equal(await tmux.typed(copy), "");
     assert.match(
       lines.find((l) => l.pane === copy.id && l.action === "refuse")!.reason,
       /in a mode/,
     );
-    assert.equal(await typed(tmux, fine), "continue\r");
+    assert.equal(await tmux.typed(fine), "continue\r");
   },
 );
 
@@ -398,7 +380,7 @@ tmuxTest("--dry-run decides but types nothing and writes no state", async (dir, 
       `run ${run + 1}`,
     );
   }
-  assert.equal(await typed(tmux, pane), "");
+  assert.equal(await tmux.typed(pane), "");
   const watchDir = `${dir}/home/.local/state/lifeline/watch`;
   assert.deepEqual(await listDir(watchDir).catch(() => []), []);
   const status = await runLifeline(["status", "--json", "--root", `${dir}/project`], {
@@ -579,7 +561,7 @@ tmuxTest(
     const started = Date.now();
     await watchOnce(tmux, dir);
     const took = Date.now() - started;
-    for (const pane of panes) assert.equal(await typed(tmux, pane), "continue\r");
+    for (const pane of panes) assert.equal(await tmux.typed(pane), "continue\r");
     assert.ok(took < 8000, `took ${took} ms`);
   },
 );
@@ -632,14 +614,14 @@ tmuxTest(
     for (const [name, text] of Object.entries(cases)) panes.set(name, await tmux.addAgent(text));
     const safe = await tmux.addAgent(menu("Stop and wait for limit to reset"));
     const lines = await watchOnce(tmux, dir);
-    for (const [name, pane] of panes) assert.equal(await typed(tmux, pane), "", name);
+    for (const [name, pane] of panes) assert.equal(await tmux.typed(pane), "", name);
     const state = (pane: AgentPane) => lines.find((l) => l.pane === pane.id)?.state;
     assert.equal(state(panes.get("native")!), "native_autocontinue");
     assert.equal(state(panes.get("retrying")!), "busy");
     assert.equal(state(panes.get("unsafe menu")!), "limit_menu");
     assert.equal(state(panes.get("permission")!), "dangerous_prompt");
     assert.equal(state(panes.get("trust")!), "dangerous_prompt");
-    assert.equal(await typed(tmux, safe), "\r", "the safe menu choice gets Enter alone");
+    assert.equal(await tmux.typed(safe), "\r", "the safe menu choice gets Enter alone");
   },
 );
 
@@ -648,7 +630,7 @@ tmuxTest("panes of other programs are not watched", async (dir, tmux) => {
   const editor = await tmux.addAgent(passedBanner(), { command: "vim" });
   const lines = await watchOnce(tmux, dir);
   assert.ok(lines.every((l) => l.pane !== editor.id));
-  assert.equal(await typed(tmux, editor), "");
+  assert.equal(await tmux.typed(editor), "");
 });
 
 tmuxTest("after kill -9 the next watcher takes over at once", async (dir, tmux) => {
@@ -713,7 +695,7 @@ tmuxTest(
     assert.match(first.at(-1)!.reason, /did not work .* attempt 1\/3, next at/);
     const second = await watchOnce(tmux, dir);
     assert.deepEqual(second.map((l) => l.action), ["wait"]);
-    assert.equal(await typed(tmux, pane), "continue\r");
+    assert.equal(await tmux.typed(pane), "continue\r");
   },
 );
 
@@ -767,7 +749,7 @@ tmuxTest(
     const explained = JSON.parse(json.stdout);
     assert.equal(explained.reading.state, "usage_limit");
     assert.equal(explained.screen.input, "");
-    assert.equal(await typed(tmux, pane), "");
+    assert.equal(await tmux.typed(pane), "");
     assert.deepEqual(
       await listDir(`${dir}/home/.local/state/lifeline/watch`).catch(() => []),
       [],
@@ -790,7 +772,7 @@ tmuxTest(
       new RegExp(`^paused pane of ${pane.id} \\(agent0\\): .*lifeline watch resume ${pane.id}`),
     );
     const lines = await watchOnce(tmux, dir);
-    assert.equal(await typed(tmux, pane), "");
+    assert.equal(await tmux.typed(pane), "");
     assert.match(
       lines.find((l) => l.pane === pane.id)!.reason,
       /^paused: @lifeline is off for this pane/,
@@ -804,7 +786,7 @@ tmuxTest(
     });
     assert.equal(resumed.code, 0, resumed.stderr);
     await watchOnce(tmux, dir);
-    assert.equal(await typed(tmux, pane), "continue\r");
+    assert.equal(await tmux.typed(pane), "continue\r");
     const missing = await runLifeline(["watch", "pause", "%99", "--socket", tmux.socket], {
       env: envOf(dir),
     });
@@ -856,7 +838,7 @@ tmuxTest(
         `^refused\\|${pane.id}\\|${pane.id} \\(agent0\\): not typing into ${pane.id}: the input box holds text`,
       ),
     );
-    assert.equal(await typed(tmux, pane), "");
+    assert.equal(await tmux.typed(pane), "");
   },
 );
 
@@ -893,7 +875,7 @@ tmuxTest(
       await first.stdout.cancel().catch(() => {});
       await first.stderr.cancel().catch(() => {});
     }
-    assert.equal(await typed(tmux, pane), "continue\r", "typed once, by the first watcher");
+    assert.equal(await tmux.typed(pane), "continue\r", "typed once, by the first watcher");
   },
 );
 
@@ -921,7 +903,7 @@ tmuxTest(
       assert.match(explained.stdout, decision);
       assert.doesNotMatch(explained.stdout, /: resume - /);
     }
-    for (const pane of [paused, synced, other]) assert.equal(await typed(tmux, pane), "");
+    for (const pane of [paused, synced, other]) assert.equal(await tmux.typed(pane), "");
   },
 );
 

@@ -249,14 +249,7 @@ export class Watcher {
         // One pane's trouble (it closed, it is in a mode tmux will not capture) is that pane's.
         const record = this.records.get(pane.id) ?? newRecord(pane.id, pane.session);
         const reason = `could not read the pane: ${describeError(error)}`;
-        this.#emit(record, {
-          state: record.state,
-          signal: null,
-          reset_at: record.reset_at,
-          action: "none",
-          reason,
-          root: joined?.root ?? null,
-        });
+        this.#note(record, reason, joined);
         await this.#log(record, joined?.root ?? null, "look", "failed", reason);
       }
     }
@@ -299,6 +292,18 @@ export class Watcher {
     }));
   }
 
+  /** Says something about a pane that decides nothing (no action, no signal). */
+  #note(record: PaneRecord, reason: string, joined: JoinedSession | null): void {
+    this.#emit(record, {
+      state: record.state,
+      signal: null,
+      reset_at: record.reset_at,
+      action: "none",
+      reason,
+      root: joined?.root ?? null,
+    });
+  }
+
   async #observe(pane: PaneInfo, joined: JoinedSession | null): Promise<Observed | undefined> {
     const identity = await this.#deps.processKey(pane.pid);
     let record = this.records.get(pane.id);
@@ -313,14 +318,7 @@ export class Watcher {
       const reason = `paused: @lifeline is off for this pane (lifeline watch resume ${pane.id})`;
       if (this.#said.get(pane.id) !== reason) {
         this.#said.set(pane.id, reason);
-        this.#emit(record, {
-          state: record.state,
-          signal: null,
-          reset_at: record.reset_at,
-          action: "none",
-          reason,
-          root: joined?.root ?? null,
-        });
+        this.#note(record, reason, joined);
       }
       return undefined;
     }

@@ -53,3 +53,9 @@ export function clockTime(ms: number, timeZone = "UTC"): string {
 export function monthDay(ms: number, timeZone = "UTC"): string {
   return new Date(ms).toLocaleDateString("en-US", { month: "short", day: "numeric", timeZone });
 }
+
+/** What the agent shows once it picked up a resume: at work. */
+export const WORKING = agentScreen({
+  conversation: ["❯ continue", "✻ Working… (1s · esc to interrupt)"],
+  footer: ["  esc to interrupt"],
+});

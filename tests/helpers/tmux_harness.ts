@@ -7,6 +7,7 @@
  */
 
 import { REPO_DIR } from "./lifeline.ts";
+import { withTempDir } from "./temp.ts";
 
 /** One fake agent's pane. */
 export interface AgentPane {
@@ -152,6 +153,11 @@ export class TmuxHarness {
     }
   }
 
+  /** All a fake agent received so far, as one text. */
+  async typed(pane: AgentPane): Promise<string> {
+    return (await this.received(pane)).map((r) => r.text).join("");
+  }
+
   /** Kills a pane's session (the pane is gone). */
   async killPane(pane: AgentPane): Promise<void> {
     await tmux(this.socket, ["kill-session", "-t", `=${pane.session}`]);
@@ -189,4 +195,16 @@ export async function withTmux<T>(dir: string, fn: (tmux: TmuxHarness) => Promis
   } finally {
     await harness.close();
   }
+}
+
+/** A test with its own temporary directory and its own tmux server (not on Windows). */
+export function tmuxTest(
+  name: string,
+  fn: (dir: string, tmux: TmuxHarness) => Promise<void>,
+): void {
+  Deno.test({
+    name,
+    ignore: Deno.build.os === "windows",
+    fn: () => withTempDir((dir) => withTmux(dir, (tmux) => fn(dir, tmux))),
+  });
 }
