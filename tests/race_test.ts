@@ -85,8 +85,8 @@ Deno.test({
 Deno.test({
   // Deno has no openat, and the process's working directory cannot stand in for one (test workers
   // and asynchronous calls share it): a write can land through a directory swapped for a link
-  // between its check and its use. It is never taken for done: the swap is seen after it, and the
-  // write fails.
+  // between its check and its use. It is never taken for done: the swap, or where the file went
+  // (the kernel's name for it), is seen after it, and the write fails.
   name:
     "a directory swapped for a link between the check and the write: a write that lands outside fails",
   ignore: IGNORE,

@@ -261,7 +261,10 @@ function sameFile(after: Deno.FileInfo, before: Deno.FileInfo): boolean {
 }
 
 /** What one try at opening found (see {@linkcode openChecked}). */
-type Opened = { file: Deno.FsFile } | { again: true } | { plain: Deno.FileInfo };
+type Opened =
+  | { file: Deno.FsFile; created?: boolean }
+  | { again: true }
+  | { plain: Deno.FileInfo };
 
 /** One try at opening `name` (see {@linkcode openChecked}). */
 function openHere(name: string, path: string, access: Access): Opened {
@@ -269,7 +272,10 @@ function openHere(name: string, path: string, access: Access): Opened {
   if (!before) {
     if (access === "read") throw new Deno.errors.NotFound(`"${path}" does not exist`);
     try {
-      return { file: Deno.openSync(name, { ...OPEN_OPTIONS[access], createNew: true }) };
+      return {
+        file: Deno.openSync(name, { ...OPEN_OPTIONS[access], createNew: true }),
+        created: true,
+      };
     } catch (error) {
       if (error instanceof Deno.errors.AlreadyExists) return { again: true };
       throw error;
@@ -303,9 +309,15 @@ function openChecked(path: string, root: string, access: Access): Deno.FsFile {
     });
     if ("file" in opened) {
       // Not what `path` names now: replaced meanwhile (an atomic write: try again), or opened
-      // through a directory swapped for a link and back.
-      if (atItsPath(opened.file, path)) return opened.file;
+      // through a directory swapped for a link and back. A file this call made itself was not
+      // replaced by anyone: it was made elsewhere, and the call fails.
+      if (atItsPath(opened.file, path) && landedWhereNamed(opened.file, path, root)) {
+        return opened.file;
+      }
       opened.file.close();
+      if ("created" in opened && opened.created) {
+        throw new RefusedPathError(path, "it was replaced (by a link?) while being created");
+      }
     }
     if (attempt >= 3) throw new RefusedPathError(path, "it was replaced while being opened");
   }
@@ -318,6 +330,35 @@ function openChecked(path: string, root: string, access: Access): Deno.FsFile {
 function atItsPath(file: Deno.FsFile, path: string): boolean {
   const at = lstatOrNull(path);
   return at !== null && sameEntry(file.statSync(), at);
+}
+
+/**
+ * Linux: whether the kernel's own name for the open `file` (`/proc/self/fd`) is `path` below the
+ * real `root`. The checks of the directories on the way can all pass while a racer swaps one for
+ * a link and back between them; where the file went is then known only from the file itself.
+ * (A file replaced since by another writer's rename is still where it was: " (deleted)".)
+ * Elsewhere, and when the kernel does not say (no /proc, or a process without --allow-all), true.
+ */
+function landedWhereNamed(file: Deno.FsFile, path: string, root: string): boolean {
+  if (Deno.build.os !== "linux") return true;
+  const info = file.statSync();
+  const expected = joinPath(Deno.realPathSync(root), relativeTo(root, path));
+  let entries: Deno.DirEntry[];
+  try {
+    entries = [...Deno.readDirSync("/proc/self/fd")];
+  } catch {
+    return true; // no /proc, or not permitted (Deno asks --allow-all for /proc/self)
+  }
+  for (const entry of entries) {
+    const fd = `/proc/self/fd/${entry.name}`;
+    try {
+      if (!sameEntry(Deno.statSync(fd), info)) continue;
+      return Deno.readLinkSync(fd).replace(/ \(deleted\)$/, "") === expected;
+    } catch {
+      // Closed meanwhile (the directory listing's own descriptor, another call's file).
+    }
+  }
+  return true;
 }
 
 /**
@@ -572,6 +613,9 @@ export async function writeFileAtomic(
         setMode(temp, mode, owner);
         Deno.renameSync(temp, path);
       });
+      if (!landedWhereNamed(file, path, root)) {
+        throw new RefusedPathError(path, "it was replaced (by a link?) while being written");
+      }
     } finally {
       file.close();
     }
