@@ -53,8 +53,8 @@ export async function moveHead(
   }
   const branch = await headBranch(repo.top);
   const lock = branch ? joinPath(repo.commonDir, `${branch}.lock`) : `${repo.gitDir}/HEAD.lock`;
-  // Through a symbolic HEAD, git also takes `HEAD.lock`, and leaves it empty: a kill between
-  // its two locks leaves that one, which the next run must know to remove.
+  // Through a symbolic HEAD, git also takes `HEAD.lock` (and leaves it empty): a kill leaves it
+  // too, which the next run must know to remove.
   journal.refLocks = [
     { path: lock, content: `${to}\n` },
     ...(branch ? [{ path: `${repo.gitDir}/HEAD.lock`, content: "" }] : []),

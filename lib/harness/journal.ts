@@ -185,7 +185,10 @@ export async function removeStaleLocks(repo: Repo, journal: Journal): Promise<st
   const removed: string[] = [];
   if (await removeIfOurs(indexLockPath(repo), journal.nonce)) removed.push(indexLockPath(repo));
   for (const lock of journal.refLocks) {
-    if (await removeIfOurs(lock.path, lock.content)) removed.push(lock.path);
+    // git creates a ref lock empty, then writes it: a kill in between leaves it empty.
+    if (await removeIfOurs(lock.path, lock.content) || await removeIfOurs(lock.path, "")) {
+      removed.push(lock.path);
+    }
   }
   return removed;
 }
